@@ -1,0 +1,127 @@
+"""What a puzzle or exercise is: the data the harness needs, nothing more.
+
+Puzzle modules in `puzzles/` build `Puzzle` objects; `helpers.check` runs them.
+"""
+from __future__ import annotations
+
+import inspect
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Union
+
+import numpy as np
+
+Limit = Union[int, Callable[["Case"], int], None]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Per-thread limits (None: unlimited), enforced from the trace on every case.
+
+    A limit may be a function of the case (e.g. tiled matmul: 2 reads per tile).
+    """
+    global_reads: Limit = None
+    global_writes: Limit = None
+    shared_reads: Limit = None
+    shared_writes: Limit = None
+    shared_bytes: Limit = None           # per block, static + dynamic
+    global_atomics_per_block: Limit = None
+
+
+@dataclass
+class Case:
+    """One launch: its configuration and the kernel's arguments by name.
+
+    `args` holds every parameter in signature order: input arrays, output
+    arrays (shape and dtype matter; the harness poisons their contents), and
+    scalars such as sizes.
+    """
+    grid: Union[int, tuple]
+    block: Union[int, tuple]
+    args: dict
+    shared_bytes: int = 0               # dynamic shared memory (4th launch parameter)
+
+    def launch_text(self) -> str:
+        def dims(d):
+            return str(d) if isinstance(d, int) else "(" + ", ".join(map(str, d)) + ")"
+        extra = f", dynamic shared {self.shared_bytes} B" if self.shared_bytes else ""
+        return f"kernel[{dims(self.grid)}, {dims(self.block)}]{extra}"
+
+    def describe(self) -> str:
+        parts = []
+        for name, v in self.args.items():
+            if isinstance(v, np.ndarray):
+                parts.append(f"{name}: {v.dtype}{list(v.shape)}")
+            else:
+                parts.append(f"{name}={v}")
+        return f"{self.launch_text()} with " + ", ".join(parts)
+
+
+@dataclass
+class Puzzle:
+    name: str                       # short name: puzzles.check(name, kernel)
+    title: str
+    statement: str                  # markdown, shown in the notebook
+    signature: tuple                # kernel parameters, in order: ("out", "a", "size")
+    outputs: tuple                  # the parameters the kernel writes: ("out",)
+    spec: Callable                  # NumPy truth: spec(**inputs and scalars) -> array, or dict per output
+    cases: Callable                 # cases(rng: np.random.Generator) -> list[Case]
+    reference: Callable             # the reference kernel, its solution between ### BEGIN/END SOLUTION
+    hints: tuple = ()               # progressive; none gives the answer away
+    budget: Budget = field(default_factory=Budget)
+    zeroed: tuple = ()              # outputs that start at zero (atomics accumulate) instead of poison
+    cross_block_races: bool = True  # False only where blocks legitimately talk through global memory
+    rtol: float = 1e-5              # float tolerance (integer-valued data is compared exactly)
+    atol: float = 1e-5
+    chapter: str = ""               # "puzzles", "pmpp-05", ...
+
+    @property
+    def source(self) -> str:
+        """The reference kernel's source, solution markers included."""
+        return inspect.getsource(getattr(self.reference, "py_func", self.reference))
+
+    @property
+    def stub(self) -> str:
+        """The code a learner starts from: the reference with its solution cut out."""
+        return make_stub(self.source)
+
+    def check(self, kernel, *, seed=None, gpu=None):
+        """Run every case; raise a PuzzleFailure subclass on any failure, return a Result."""
+        from helpers.check import check
+        return check(self, kernel, seed=seed, gpu=gpu)
+
+    def show(self, kernel, view="access", *, case=0, seed=0):
+        """Draw what `kernel` did on one case (see helpers.viz)."""
+        from helpers import viz
+        return viz.show(self, kernel, view=view, case=case, seed=seed)
+
+    def hint(self, n: int = 1) -> str:
+        """The first n hints, as text."""
+        if not self.hints:
+            return "No hints for this one."
+        return "\n".join(f"Hint {i + 1}: {h}" for i, h in enumerate(self.hints[:n]))
+
+
+BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+_BLOCK = re.compile(r"^([ \t]*)" + BEGIN + r"[^\n]*\n(.*?)^[ \t]*" + END + r"[^\n]*\n?", re.M | re.S)
+
+
+def strip_markers(source: str) -> str:
+    """The solution version: marker lines removed, code kept."""
+    return "".join(line for line in source.splitlines(keepends=True)
+                   if line.strip() not in (BEGIN, END))
+
+
+def make_stub(source: str) -> str:
+    """The learner version: each marked block becomes a FILL ME IN line (plus `pass`
+    where the block was all the body there was, so the stub still compiles)."""
+    def cut(m):
+        indent, body = m.group(1), m.group(2)
+        n = sum(1 for line in body.splitlines() if line.strip() and not line.strip().startswith("#"))
+        return f"{indent}# FILL ME IN (roughly {n} line{'s' if n != 1 else ''})\n"
+    stub = _BLOCK.sub(cut, source)
+    try:
+        compile(stub, "<stub>", "exec")
+    except SyntaxError:
+        stub = _BLOCK.sub(lambda m: cut(m) + m.group(1) + "pass\n", source)
+    return stub

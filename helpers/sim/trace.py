@@ -1,0 +1,155 @@
+"""The trace: every memory access a simulated launch made, as plain NumPy data.
+
+Recording and drawing are separate (the triton-viz split): the simulator
+fills a `Trace`, the harness and the visualizers only read it.
+
+`Trace.acc` is a structured array with one row per access, in execution order:
+
+    block   int32  linear block id   bx + by*gx + bz*gx*gy
+    thread  int32  linear thread id  tx + ty*Bx + tz*Bx*By  (warp = thread // 32)
+    array   int16  index into `Trace.arrays`
+    index   int64  flat C-order element index into that array
+    kind    int8   READ, WRITE or ATOMIC
+    epoch   int32  barrier interval: how many syncthreads the thread had passed
+    site    int32  index into `Trace.sites` (one per access instruction)
+    occ     int32  how many times this thread had already executed this site in
+                   this epoch; lanes of one warp with equal (epoch, site, occ)
+                   executed the access together, as one warp instruction
+
+Shared arrays have one `ArrayInfo` per declaration and one copy per block (the
+`block` column says which); local arrays one copy per thread.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+READ, WRITE, ATOMIC = 0, 1, 2
+KIND_NAMES = ("read", "write", "atomic")
+WARP_SIZE = 32
+
+ACCESS_DTYPE = np.dtype([
+    ("block", "i4"), ("thread", "i4"), ("array", "i2"), ("index", "i8"),
+    ("kind", "i1"), ("epoch", "i4"), ("site", "i4"), ("occ", "i4"),
+])
+
+
+@dataclass(frozen=True)
+class ArrayInfo:
+    id: int
+    name: str           # parameter name, or the variable a shared/local array was assigned to
+    space: str          # "global" | "shared" | "local" | "const"
+    shape: tuple
+    dtype: np.dtype
+    role: str = ""      # for globals: "in", "out" or "inout" as the caller declared; else ""
+
+    @property
+    def itemsize(self) -> int:
+        return np.dtype(self.dtype).itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.itemsize
+
+
+@dataclass(frozen=True)
+class Site:
+    id: int
+    filename: str
+    lineno: int
+    text: str           # the source line, stripped
+
+
+@dataclass(frozen=True)
+class WarpAccess:
+    """Lanes of one warp that executed one access instruction together."""
+    block: int
+    warp: int
+    epoch: int
+    site: int
+    array: int
+    kind: int
+    lanes: np.ndarray    # lane ids, ascending
+    indices: np.ndarray  # flat element index per lane
+
+
+@dataclass
+class Trace:
+    grid: tuple                     # (gx, gy, gz)
+    block: tuple                    # (bx, by, bz)
+    arrays: list[ArrayInfo]
+    sites: list[Site]
+    acc: np.ndarray                 # ACCESS_DTYPE rows
+    before: dict = field(default_factory=dict)  # global array name -> contents before the launch
+    after: dict = field(default_factory=dict)   # global array name -> contents after the launch
+
+    @property
+    def nblocks(self) -> int:
+        return int(np.prod(self.grid))
+
+    @property
+    def nthreads(self) -> int:
+        return int(np.prod(self.block))
+
+    def array(self, name: str) -> ArrayInfo:
+        for a in self.arrays:
+            if a.name == name:
+                return a
+        raise KeyError(f"no array named {name!r} in this trace; have {[a.name for a in self.arrays]}")
+
+    def block_index(self, linear: int) -> tuple:
+        gx, gy, _ = self.grid
+        return (linear % gx, (linear // gx) % gy, linear // (gx * gy))
+
+    def thread_index(self, linear: int) -> tuple:
+        bx, by, _ = self.block
+        return (linear % bx, (linear // bx) % by, linear // (bx * by))
+
+    def select(self, *, array=None, space=None, kind=None, block=None) -> np.ndarray:
+        """Rows matching every filter given (array by name or id, space by name)."""
+        m = np.ones(len(self.acc), bool)
+        if array is not None:
+            aid = self.array(array).id if isinstance(array, str) else array
+            m &= self.acc["array"] == aid
+        if space is not None:
+            ids = [a.id for a in self.arrays if a.space == space]
+            m &= np.isin(self.acc["array"], ids)
+        if kind is not None:
+            m &= np.isin(self.acc["kind"], np.atleast_1d(kind))
+        if block is not None:
+            m &= self.acc["block"] == block
+        return self.acc[m]
+
+    def counts(self, *, space="global", kind=READ, array=None) -> np.ndarray:
+        """Per-thread access counts, shape (nblocks, nthreads)."""
+        rows = self.select(space=space, kind=kind, array=array)
+        out = np.zeros(self.nblocks * self.nthreads, np.int64)
+        np.add.at(out, rows["block"].astype(np.int64) * self.nthreads + rows["thread"], 1)
+        return out.reshape(self.nblocks, self.nthreads)
+
+    def heatmap(self, name: str, kind=None) -> np.ndarray:
+        """Accesses per element of one array (all blocks/threads), shaped like the array."""
+        info = self.array(name)
+        rows = self.select(array=info.id, kind=kind)
+        size = int(np.prod(info.shape, dtype=np.int64))
+        return np.bincount(rows["index"], minlength=size)[:size].reshape(info.shape)
+
+    def warp_accesses(self, *, space="global", kind=None) -> list[WarpAccess]:
+        """Group accesses into warp instructions (see the module docstring)."""
+        rows = self.select(space=space, kind=kind)
+        if len(rows) == 0:
+            return []
+        warp = rows["thread"] // WARP_SIZE
+        order = np.lexsort((rows["thread"], rows["occ"], rows["site"], rows["epoch"], warp,
+                            rows["block"], rows["array"], rows["kind"]))
+        r, w = rows[order], warp[order]
+        key = np.stack([r["block"], w, r["epoch"], r["site"], r["occ"], r["array"], r["kind"]], axis=1)
+        starts = np.flatnonzero(np.r_[True, np.any(key[1:] != key[:-1], axis=1)])
+        ends = np.r_[starts[1:], len(r)]
+        return [
+            WarpAccess(int(r["block"][s]), int(w[s]), int(r["epoch"][s]), int(r["site"][s]),
+                       int(r["array"][s]), int(r["kind"][s]),
+                       (r["thread"][s:e] % WARP_SIZE).astype(np.int32), r["index"][s:e].copy())
+            for s, e in zip(starts, ends)
+        ]
