@@ -1,0 +1,230 @@
+"""GPU timing for the PMPP chapters: CUDA events, ceilings measured in the same run, tables, charts.
+
+The pattern (after llm.c's dev/cuda): validate each variant against NumPy on
+fresh random data, then time it, then compare it with what the hardware can do
+measured in the same run (a device-to-device copy for bandwidth-bound kernels,
+cuBLAS SGEMM for matmul):
+
+    import helpers.bench as bench
+    if bench.skip_reason():
+        print(bench.skip_reason())
+    else:
+        rows = chNN.benchmark()
+        print(bench.table(rows)); bench.bar_chart(rows, title="...")
+
+Everything that touches the GPU is behind `skip_reason()`; the table and chart
+functions are plain Python and run anywhere.
+"""
+from __future__ import annotations
+
+import os
+import statistics
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class Measurement:
+    name: str
+    seconds: float               # median per launch
+    bytes: int = 0               # minimum bytes the variant must move (read + write)
+    flops: int = 0
+    ceiling: bool = False        # this row is the hardware ceiling measured in the same run
+
+    @property
+    def gbps(self) -> float:
+        return self.bytes / self.seconds / 1e9 if self.seconds > 0 else 0.0
+
+    @property
+    def gflops(self) -> float:
+        return self.flops / self.seconds / 1e9 if self.seconds > 0 else 0.0
+
+
+# ---------------------------------------------------------------------------- GPU side
+
+def skip_reason() -> str | None:
+    """None where timing can run (a real CUDA GPU and the GPU engine), else one line saying why not."""
+    engine = os.environ.get("MP_ENGINE", "").strip().lower()
+    if engine == "sim":
+        return "Engine forced to the simulator (MP_ENGINE=sim): timing skipped."
+    try:
+        from numba import cuda
+    except ImportError:
+        return "numba-cuda is not installed: timing skipped."
+    # is_available() swallows driver errors itself and answers False
+    if not cuda.is_available():
+        return "No CUDA GPU here: timing skipped."
+    return None
+
+
+def _require_gpu():
+    reason = skip_reason()
+    if reason:
+        raise RuntimeError(reason)
+
+
+def time_gpu(fn, *, warmup=3, reps=30) -> float:
+    """Median seconds of one `fn()` call, measured with CUDA events on the default stream.
+
+    `fn` launches work (a kernel, a copy) and returns without synchronising.
+    The warm-up calls also compile Numba kernels on their first launch.
+    """
+    _require_gpu()
+    from numba import cuda
+    for _ in range(warmup):
+        fn()
+    cuda.synchronize()
+    start, end = cuda.event(timing=True), cuda.event(timing=True)
+    times = []
+    for _ in range(reps):
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(cuda.event_elapsed_time(start, end) / 1e3)
+    return statistics.median(times)
+
+
+def copy_ceiling(nbytes=1 << 30) -> Measurement:
+    """Device-to-device copy of `nbytes` (cudaMemcpy D2D): what streaming memory can do.
+
+    bytes = 2 * nbytes: every byte is read once and written once.
+    """
+    _require_gpu()
+    from numba import cuda
+    n = nbytes // 4
+    src = cuda.device_array(n, np.float32)
+    dst = cuda.device_array(n, np.float32)
+    seconds = time_gpu(lambda: dst.copy_to_device(src))
+    return Measurement("device copy (ceiling)", seconds, bytes=2 * n * 4, ceiling=True)
+
+
+def sgemm_ceiling(n=8192) -> Measurement | None:
+    """cuBLAS FP32 SGEMM of two n x n matrices through CuPy, or None where CuPy is missing."""
+    _require_gpu()
+    try:
+        import cupy as cp
+    except ImportError:
+        return None
+    rng = cp.random.default_rng(0)
+    a = rng.standard_normal((n, n), dtype=cp.float32)
+    b = rng.standard_normal((n, n), dtype=cp.float32)
+    c = cp.empty((n, n), cp.float32)
+    # CuPy's default (CUPY_TF32 unset) is true FP32, the same arithmetic as the kernels under test.
+
+    def launch():
+        cp.matmul(a, b, out=c)
+
+    for _ in range(3):
+        launch()
+    cp.cuda.Device().synchronize()
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    times = []
+    for _ in range(10):
+        start.record()
+        launch()
+        end.record()
+        end.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, end) / 1e3)
+    return Measurement("cuBLAS SGEMM (ceiling)", statistics.median(times), flops=2 * n ** 3, ceiling=True)
+
+
+def validate(name, got, expected, *, rtol=1e-5, atol=1e-6) -> None:
+    """Raise an AssertionError naming the variant where `got` differs from `expected`."""
+    got, expected = np.asarray(got), np.asarray(expected)
+    if got.shape != expected.shape:
+        raise AssertionError(f"{name}: output shape {got.shape}, expected {expected.shape}")
+    bad = ~np.isclose(got, expected, rtol=rtol, atol=atol, equal_nan=False)
+    if bad.any():
+        first = tuple(int(i) for i in np.unravel_index(int(np.flatnonzero(bad)[0]), got.shape))
+        idx = first if len(first) > 1 else first[0]
+        raise AssertionError(
+            f"{name}: {int(bad.sum())} of {got.size} elements wrong; first at index {idx}: "
+            f"got {got[first]!r}, expected {expected[first]!r} (rtol={rtol}, atol={atol})")
+
+
+# ---------------------------------------------------------------------------- reporting (CPU)
+
+def _unit(row: Measurement) -> str | None:
+    """The unit a row is judged in: FLOP/s where it counts flops, else bytes/s where it counts bytes."""
+    if row.flops:
+        return "flops"
+    if row.bytes:
+        return "bytes"
+    return None
+
+
+def _ceiling_for(rows, unit):
+    for r in rows:
+        if r.ceiling and _unit(r) == unit:
+            return r
+    return None
+
+
+def _rate(row: Measurement, unit) -> float:
+    return row.gflops if unit == "flops" else row.gbps
+
+
+def fraction_of_ceiling(rows, name) -> float:
+    """Row `name`'s rate divided by the ceiling row of the same unit (FLOP/s or bytes/s)."""
+    matches = [r for r in rows if r.name == name]
+    if not matches:
+        raise KeyError(f"no row named {name!r}; have {[r.name for r in rows]}")
+    row = matches[0]
+    unit = _unit(row)
+    if unit is None:
+        raise ValueError(f"row {name!r} counts neither bytes nor flops")
+    ceil = _ceiling_for(rows, unit)
+    if ceil is None:
+        raise ValueError(f"no ceiling row measured in {'FLOP/s' if unit == 'flops' else 'bytes/s'}")
+    return _rate(row, unit) / _rate(ceil, unit)
+
+
+def _fmt_time(s: float) -> str:
+    if s >= 1:
+        return f"{s:.3f} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.3f} ms"
+    return f"{s * 1e6:.1f} us"
+
+
+def table(rows) -> str:
+    """A fixed-width text table: name, time, GB/s, GFLOP/s, % of the ceiling of the same unit."""
+    header = ("variant", "time", "GB/s", "GFLOP/s", "% of ceiling")
+    body = []
+    for r in rows:
+        unit = _unit(r)
+        ceil = _ceiling_for(rows, unit) if unit else None
+        pct = f"{100 * _rate(r, unit) / _rate(ceil, unit):.1f}%" if ceil and _rate(ceil, unit) > 0 else "-"
+        body.append((r.name + (" *" if r.ceiling else ""), _fmt_time(r.seconds),
+                     f"{r.gbps:.1f}" if r.bytes else "-",
+                     f"{r.gflops:.1f}" if r.flops else "-", pct))
+    widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
+
+    def fmt(line):
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths)))
+
+    lines = [fmt(header), "  ".join("-" * w for w in widths), *map(fmt, body)]
+    if any(r.ceiling for r in rows):
+        lines.append("* measured ceiling")
+    return "\n".join(lines)
+
+
+def bar_chart(rows, title):
+    """Bars of each variant's rate; the ceiling of the same unit drawn as a dashed line."""
+    import matplotlib.pyplot as plt
+    unit = "flops" if any(r.flops for r in rows) else "bytes"
+    label = "GFLOP/s" if unit == "flops" else "GB/s"
+    bars = [r for r in rows if not r.ceiling and _unit(r) == unit]
+    ceil = _ceiling_for(rows, unit)
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.1 * len(bars) + 2), 3.5))
+    ax.bar(range(len(bars)), [_rate(r, unit) for r in bars], color="tab:blue")
+    ax.set_xticks(range(len(bars)), [r.name for r in bars], rotation=30, ha="right")
+    ax.set_ylabel(label)
+    ax.set_title(title)
+    if ceil is not None:
+        ax.axhline(_rate(ceil, unit), color="tab:red", linestyle="--", label=f"{ceil.name}")
+        ax.legend(loc="upper left", fontsize="small")
+    fig.tight_layout()
+    return fig

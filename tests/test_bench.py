@@ -1,0 +1,128 @@
+"""helpers.bench on a CPU machine: arithmetic, formatting, and skipping cleanly without a GPU."""
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+from helpers import bench
+from helpers.bench import Measurement
+
+
+def _gpu_present():
+    return bench.skip_reason() is None
+
+
+def rows_bw():
+    return [
+        Measurement("naive", 2e-3, bytes=3 * 10**9),          # 1500 GB/s
+        Measurement("best", 1e-3, bytes=3 * 10**9),           # 3000 GB/s
+        Measurement("device copy (ceiling)", 0.5e-3, bytes=2 * 10**9, ceiling=True),  # 4000 GB/s
+    ]
+
+
+def test_rates():
+    m = Measurement("x", 0.002, bytes=4_000_000, flops=10**9)
+    assert m.gbps == pytest.approx(2.0)
+    assert m.gflops == pytest.approx(500.0)
+    assert Measurement("zero", 0.0, bytes=1).gbps == 0.0
+
+
+def test_fraction_of_ceiling_bytes():
+    rows = rows_bw()
+    assert bench.fraction_of_ceiling(rows, "best") == pytest.approx(0.75)
+    assert bench.fraction_of_ceiling(rows, "naive") == pytest.approx(0.375)
+    assert bench.fraction_of_ceiling(rows, "device copy (ceiling)") == pytest.approx(1.0)
+
+
+def test_fraction_uses_ceiling_of_same_unit():
+    rows = [
+        Measurement("tiled", 1.0, bytes=10**9, flops=10 * 10**12),               # 10 TFLOP/s
+        Measurement("copy", 1e-3, bytes=4 * 10**9, ceiling=True),                # bytes ceiling
+        Measurement("cuBLAS", 1.0, flops=50 * 10**12, ceiling=True),             # 50 TFLOP/s
+    ]
+    # flops rows are judged against the flops ceiling even though they also count bytes
+    assert bench.fraction_of_ceiling(rows, "tiled") == pytest.approx(0.2)
+
+
+def test_fraction_errors_name_the_problem():
+    with pytest.raises(KeyError, match="nope"):
+        bench.fraction_of_ceiling(rows_bw(), "nope")
+    with pytest.raises(ValueError, match="no ceiling"):
+        bench.fraction_of_ceiling([Measurement("a", 1.0, bytes=1)], "a")
+    with pytest.raises(ValueError, match="neither"):
+        bench.fraction_of_ceiling([Measurement("a", 1.0)], "a")
+
+
+def test_table_columns_and_percentages():
+    text = bench.table(rows_bw())
+    lines = text.splitlines()
+    assert lines[0].split()[:2] == ["variant", "time"]
+    assert "GB/s" in lines[0] and "GFLOP/s" in lines[0] and "% of ceiling" in lines[0]
+    best = next(line for line in lines if line.startswith("best"))
+    assert "1.000 ms" in best and "3000.0" in best and "75.0%" in best
+    naive = next(line for line in lines if line.startswith("naive"))
+    assert "37.5%" in naive
+    ceil = next(line for line in lines if line.startswith("device copy"))
+    assert "100.0%" in ceil and "*" in ceil
+    assert lines[-1] == "* measured ceiling"
+    # columns line up: every body row as long as the header row
+    assert len({len(line) for line in lines[:-1]}) == 1
+
+
+def test_table_without_ceiling_prints_dashes():
+    text = bench.table([Measurement("lonely", 2.5e-6, bytes=1000)])
+    row = text.splitlines()[2]
+    assert "2.5 us" in row and row.rstrip().endswith("-")
+    assert "measured ceiling" not in text
+
+
+def test_validate():
+    bench.validate("ok", np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-9]))
+    with pytest.raises(AssertionError, match=r"v3: 1 of 3 elements wrong; first at index 1"):
+        bench.validate("v3", np.array([1.0, 5.0, 3.0]), np.array([1.0, 2.0, 3.0]))
+    with pytest.raises(AssertionError, match=r"v2d: .*index \(1, 0\)"):
+        bench.validate("v2d", np.array([[1.0, 2.0], [0.0, 4.0]]), np.array([[1.0, 2.0], [3.0, 4.0]]))
+    with pytest.raises(AssertionError, match="shape"):
+        bench.validate("shape", np.zeros(3), np.zeros(4))
+    with pytest.raises(AssertionError, match="got nan"):
+        bench.validate("nan", np.array([np.nan]), np.array([1.0]))
+
+
+def test_bar_chart_draws_ceiling_line():
+    fig = bench.bar_chart(rows_bw(), title="vector add")
+    ax = fig.axes[0]
+    assert ax.get_title() == "vector add"
+    assert len(ax.patches) == 2                      # the ceiling is a line, not a bar
+    assert ax.lines and ax.lines[0].get_ydata()[0] == pytest.approx(4000.0)
+    assert ax.get_ylabel() == "GB/s"
+    plt.close(fig)
+
+
+def test_bar_chart_flops():
+    rows = [Measurement("tiled", 1.0, flops=10**12), Measurement("cuBLAS", 1.0, flops=5 * 10**12, ceiling=True)]
+    fig = bench.bar_chart(rows, title="sgemm")
+    assert fig.axes[0].get_ylabel() == "GFLOP/s"
+    plt.close(fig)
+
+
+@pytest.mark.skipif(_gpu_present(), reason="a GPU is present")
+def test_skip_reason_without_gpu():
+    reason = bench.skip_reason()
+    assert isinstance(reason, str) and "\n" not in reason and "skipped" in reason
+    with pytest.raises(RuntimeError, match="skipped"):
+        bench.time_gpu(lambda: None)
+    with pytest.raises(RuntimeError):
+        bench.copy_ceiling()
+
+
+def test_skip_reason_sim_engine_forced(monkeypatch):
+    monkeypatch.setenv("MP_ENGINE", "sim")
+    assert "simulator" in bench.skip_reason()
+
+
+@pytest.mark.skipif(not _gpu_present(), reason="needs a CUDA GPU")
+def test_gpu_copy_ceiling_and_timing():
+    from numba import cuda
+    m = bench.copy_ceiling(64 << 20)
+    assert m.ceiling and m.bytes == 2 * (64 << 20) and m.gbps > 50
+    d = cuda.device_array(1 << 20, np.float32)
+    assert bench.time_gpu(lambda: d.copy_to_device(d), warmup=1, reps=5) > 0
