@@ -141,7 +141,7 @@ def validate(name, got, expected, *, rtol=1e-5, atol=1e-6) -> None:
         idx = first if len(first) > 1 else first[0]
         raise AssertionError(
             f"{name}: {int(bad.sum())} of {got.size} elements wrong; first at index {idx}: "
-            f"got {got[first]!r}, expected {expected[first]!r} (rtol={rtol}, atol={atol})")
+            f"got {got[first].item()!r}, expected {expected[first].item()!r} (rtol={rtol}, atol={atol})")
 
 
 # ---------------------------------------------------------------------------- reporting (CPU)
