@@ -1,0 +1,138 @@
+"""Run every PMPP chapter's GPU benchmark in one process and check the course's goals.
+
+    python -m puzzles.bench                 # every puzzles/pmpp_ch*.py module with a benchmark()
+    python -m puzzles.bench --only ch10     # one chapter (repeat --only for several)
+    python -m puzzles.bench --scale 0.25    # smaller inputs (quick look; goals are judged at scale 1)
+
+Each chapter validates its variants against NumPy before timing them and measures its ceiling
+(device copy or cuBLAS SGEMM) in the same run. Exit status: 0 when every validation passed
+(missed goals are reported, not fatal), 1 when a chapter failed validation or crashed, and 0
+with one line saying why where there is no GPU.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+import traceback
+import types
+
+from numba import cuda
+
+
+def specialize(kernel, device_functions=(), **constants):
+    """Recompile `kernel` (and the device functions it calls) with module constants replaced.
+
+    The puzzles size shared memory with small module constants (TPB = 8) so that the simulator
+    stays fast; the GPU needs the same code with larger ones. Same bytecode, other globals.
+    """
+    glb = dict(kernel.py_func.__globals__)
+    glb.update(constants)
+    for dev in device_functions:
+        f = dev.py_func
+        glb[f.__name__] = cuda.jit(device=True)(types.FunctionType(f.__code__, glb, f.__name__))
+    f = kernel.py_func
+    return cuda.jit(types.FunctionType(f.__code__, glb, f.__name__))
+
+
+def chapter_modules(only=()):
+    """(chapter tag, module) for every puzzles/pmpp_chNN_*.py with a benchmark(), in order."""
+    import puzzles
+    found = []
+    for name in sorted(m.name for m in pkgutil.iter_modules(puzzles.__path__)):
+        if not name.startswith("pmpp_ch"):
+            continue
+        tag = name[len("pmpp_"):].split("_")[0]          # "ch10"
+        if only and tag not in only:
+            continue
+        module = importlib.import_module(f"puzzles.{name}")
+        if callable(getattr(module, "benchmark", None)):
+            found.append((tag, module))
+    return found
+
+
+def goal_row(tag, module, rows):
+    """One line of the goals table: (chapter, best, achieved, ceiling, fraction, goal, met)."""
+    from helpers import bench
+    goal = getattr(module, "GOAL", None)
+    if not goal:
+        best = max((r for r in rows if not r.ceiling), key=lambda r: r.gflops or r.gbps, default=None)
+        rate = "-" if best is None else _rate_text(best)
+        return (tag, best.name if best else "-", rate, _ceiling_text(rows), "-", "no goal", "-")
+    best = next((r for r in rows if r.name == goal["best"]), None)
+    if best is None:
+        return (tag, goal["best"], "missing", _ceiling_text(rows), "-", f">= {goal['fraction']:.0%}", "NO")
+    frac = bench.fraction_of_ceiling(rows, best.name)
+    met = "yes" if frac >= goal["fraction"] else "NO"
+    return (tag, best.name, _rate_text(best), _ceiling_text(rows), f"{frac:.1%}",
+            f">= {goal['fraction']:.0%} of {goal['ceiling']}", met)
+
+
+def _rate_text(r):
+    return f"{r.gflops:.0f} GFLOP/s" if r.flops else f"{r.gbps:.0f} GB/s"
+
+
+def _ceiling_text(rows):
+    ceilings = [r for r in rows if r.ceiling]
+    return ", ".join(_rate_text(r) for r in ceilings) or "-"
+
+
+def format_table(header, body):
+    widths = [max(len(str(line[i])) for line in [header, *body]) for i in range(len(header))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(line, widths, strict=True))
+             for line in [header, *body]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m puzzles.bench", description=__doc__.split("\n")[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="input size factor (goals assume 1.0)")
+    parser.add_argument("--only", action="append", default=[], metavar="chNN",
+                        help="run only this chapter (repeatable), e.g. --only ch10")
+    args = parser.parse_args(argv)
+
+    from helpers import bench
+    reason = bench.skip_reason()
+    if reason:
+        print(reason)
+        return 0
+
+    device = cuda.get_current_device()
+    name = device.name.decode() if isinstance(device.name, bytes) else str(device.name)
+    print(f"Device: {name} ({device.MULTIPROCESSOR_COUNT} SMs), scale {args.scale}")
+    modules = chapter_modules(set(args.only))
+    if not modules:
+        print(f"No chapter benchmark matches {args.only}.")
+        return 1
+
+    goals, failed = [], []
+    for tag, module in modules:
+        print(f"\n== {tag}: {module.__name__} ==")
+        sys.stdout.flush()
+        try:
+            rows = module.benchmark(scale=args.scale)
+        except AssertionError as e:      # a variant gave a wrong answer on the GPU
+            print(f"VALIDATION FAILED: {e}")
+            failed.append(tag)
+            goals.append((tag, "-", "validation failed", "-", "-", "-", "NO"))
+            continue
+        except Exception:
+            traceback.print_exc()
+            failed.append(tag)
+            goals.append((tag, "-", "crashed", "-", "-", "-", "NO"))
+            continue
+        print(bench.table(rows))
+        goals.append(goal_row(tag, module, rows))
+
+    print(f"\n== goals on {name} ==")
+    print(format_table(("chapter", "best variant", "achieved", "ceiling", "fraction", "goal", "met?"), goals))
+    if failed:
+        print(f"\nFailed: {', '.join(failed)}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

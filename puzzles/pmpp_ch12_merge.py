@@ -1,0 +1,442 @@
+"""PMPP chapter 12: merge. Co-rank, a basic merge, a tiled merge, a circular-buffer merge.
+
+Merging two sorted arrays looks sequential: where output element k comes from
+depends on every comparison before it. The co-rank function breaks that
+dependence: for any output position k it finds, by binary search, how many
+elements of A (i) and of B (j = k - i) the first k outputs use. Each thread
+can then merge its own piece of the output independently.
+
+Ties go to A (an element of A equal to one of B comes first), so the merge is
+stable; the co-rank puzzle's answer depends on that rule.
+"""
+import numba
+import numpy as np
+from numba import cuda
+
+from helpers.puzzle import Case, Puzzle
+
+TPB = 8      # threads per block in the puzzles
+TILE = 16    # elements of A and of B held in shared memory per block (tiled and circular)
+
+CHAPTER = "pmpp-12"
+
+
+# ------------------------------------------------------------------ device functions
+
+@cuda.jit(device=True)
+def co_rank(k, a, m, b, n):
+    """The i such that the first k outputs of merge(a[:m], b[:n]) are merge(a[:i], b[:k - i])."""
+    i = min(k, m)
+    j = k - i
+    i_low = max(0, k - n)
+    j_low = max(0, k - m)
+    while True:
+        if i > 0 and j < n and a[i - 1] > b[j]:
+            # i is too big: a[i - 1] would come after b[j]
+            delta = (i - i_low + 1) // 2
+            j_low = j
+            i -= delta
+            j += delta
+        elif j > 0 and i < m and b[j - 1] >= a[i]:
+            # j is too big (>=: on a tie A goes first)
+            delta = (j - j_low + 1) // 2
+            i_low = i
+            i += delta
+            j -= delta
+        else:
+            return i
+
+
+@cuda.jit(device=True)
+def merge_sequential(c, c0, a, a0, m, b, b0, n):
+    """c[c0:c0 + m + n] = merge(a[a0:a0 + m], b[b0:b0 + n]), one thread."""
+    i = 0
+    j = 0
+    k = c0
+    while i < m and j < n:
+        if a[a0 + i] <= b[b0 + j]:
+            c[k] = a[a0 + i]
+            i += 1
+        else:
+            c[k] = b[b0 + j]
+            j += 1
+        k += 1
+    while i < m:
+        c[k] = a[a0 + i]
+        i += 1
+        k += 1
+    while j < n:
+        c[k] = b[b0 + j]
+        j += 1
+        k += 1
+
+
+@cuda.jit(device=True)
+def co_rank_circular(k, a, a_head, m, b, b_head, n):
+    """co_rank on two circular buffers of TILE slots: element x of A sits at a[(a_head + x) % TILE]."""
+    i = min(k, m)
+    j = k - i
+    i_low = max(0, k - n)
+    j_low = max(0, k - m)
+    while True:
+        if i > 0 and j < n and a[(a_head + i - 1) % TILE] > b[(b_head + j) % TILE]:
+            delta = (i - i_low + 1) // 2
+            j_low = j
+            i -= delta
+            j += delta
+        elif j > 0 and i < m and b[(b_head + j - 1) % TILE] >= a[(a_head + i) % TILE]:
+            delta = (j - j_low + 1) // 2
+            i_low = i
+            i += delta
+            j -= delta
+        else:
+            return i
+
+
+@cuda.jit(device=True)
+def merge_sequential_circular(c, c0, a, a_head, m, b, b_head, n):
+    """merge_sequential reading A and B from circular buffers of TILE slots."""
+    i = 0
+    j = 0
+    k = c0
+    while i < m and j < n:
+        x = a[(a_head + i) % TILE]
+        y = b[(b_head + j) % TILE]
+        if x <= y:
+            c[k] = x
+            i += 1
+        else:
+            c[k] = y
+            j += 1
+        k += 1
+    while i < m:
+        c[k] = a[(a_head + i) % TILE]
+        i += 1
+        k += 1
+    while j < n:
+        c[k] = b[(b_head + j) % TILE]
+        j += 1
+        k += 1
+
+
+# ------------------------------------------------------------------ kernels
+
+@cuda.jit
+def co_rank_kernel(out, a, b, m, n):
+    k = cuda.grid(1)
+    if k <= m + n:
+        ### BEGIN SOLUTION
+        i = min(k, m)
+        j = k - i
+        i_low = max(0, k - n)
+        j_low = max(0, k - m)
+        while True:
+            if i > 0 and j < n and a[i - 1] > b[j]:
+                delta = (i - i_low + 1) // 2
+                j_low = j
+                i -= delta
+                j += delta
+            elif j > 0 and i < m and b[j - 1] >= a[i]:
+                delta = (j - j_low + 1) // 2
+                i_low = i
+                i += delta
+                j -= delta
+            else:
+                break
+        out[k] = i
+        ### END SOLUTION
+
+
+@cuda.jit
+def merge_basic(c, a, b, m, n):
+    tid = cuda.grid(1)
+    per_thread = (m + n + cuda.gridsize(1) - 1) // cuda.gridsize(1)
+    k_curr = min(tid * per_thread, m + n)
+    k_next = min(k_curr + per_thread, m + n)
+    i_curr = co_rank(k_curr, a, m, b, n)
+    i_next = co_rank(k_next, a, m, b, n)
+    j_curr = k_curr - i_curr
+    j_next = k_next - i_next
+    merge_sequential(c, k_curr, a, i_curr, i_next - i_curr, b, j_curr, j_next - j_curr)
+
+
+@cuda.jit
+def merge_tiled(c, a, b, m, n):
+    a_s = cuda.shared.array(TILE, numba.float32)
+    b_s = cuda.shared.array(TILE, numba.float32)
+    bounds = cuda.shared.array(2, numba.int32)
+    t = cuda.threadIdx.x
+    tpb = cuda.blockDim.x
+    # this block's slice of the output, and the slices of A and B it needs
+    per_block = (m + n + cuda.gridDim.x - 1) // cuda.gridDim.x
+    c_start = min(cuda.blockIdx.x * per_block, m + n)
+    c_end = min(c_start + per_block, m + n)
+    if t == 0:
+        bounds[0] = co_rank(c_start, a, m, b, n)
+        bounds[1] = co_rank(c_end, a, m, b, n)
+    cuda.syncthreads()
+    a_start = bounds[0]
+    a_len = bounds[1] - a_start
+    b_start = c_start - a_start
+    b_len = (c_end - c_start) - a_len
+    c_len = c_end - c_start
+    c_done = 0
+    a_done = 0
+    b_done = 0
+    while c_done < c_len:
+        ### BEGIN SOLUTION
+        a_cnt = min(TILE, a_len - a_done)
+        b_cnt = min(TILE, b_len - b_done)
+        # neighbouring threads load neighbouring elements: coalesced
+        for x in range(t, a_cnt, tpb):
+            a_s[x] = a[a_start + a_done + x]
+        for x in range(t, b_cnt, tpb):
+            b_s[x] = b[b_start + b_done + x]
+        cuda.syncthreads()
+        # this tile yields at most TILE outputs; each thread merges a share of them
+        c_cnt = min(TILE, c_len - c_done)
+        per_thread = (TILE + tpb - 1) // tpb
+        k_curr = min(t * per_thread, c_cnt)
+        k_next = min(k_curr + per_thread, c_cnt)
+        i_curr = co_rank(k_curr, a_s, a_cnt, b_s, b_cnt)
+        i_next = co_rank(k_next, a_s, a_cnt, b_s, b_cnt)
+        merge_sequential(c, c_start + c_done + k_curr, a_s, i_curr, i_next - i_curr,
+                         b_s, k_curr - i_curr, (k_next - i_next) - (k_curr - i_curr))
+        used_a = co_rank(c_cnt, a_s, a_cnt, b_s, b_cnt)
+        c_done += c_cnt
+        a_done += used_a
+        b_done += c_cnt - used_a
+        # everyone must be done reading the tiles before they are overwritten
+        cuda.syncthreads()
+        ### END SOLUTION
+
+
+@cuda.jit
+def merge_circular(c, a, b, m, n):
+    a_s = cuda.shared.array(TILE, numba.float32)
+    b_s = cuda.shared.array(TILE, numba.float32)
+    bounds = cuda.shared.array(2, numba.int32)
+    t = cuda.threadIdx.x
+    tpb = cuda.blockDim.x
+    per_block = (m + n + cuda.gridDim.x - 1) // cuda.gridDim.x
+    c_start = min(cuda.blockIdx.x * per_block, m + n)
+    c_end = min(c_start + per_block, m + n)
+    if t == 0:
+        bounds[0] = co_rank(c_start, a, m, b, n)
+        bounds[1] = co_rank(c_end, a, m, b, n)
+    cuda.syncthreads()
+    a_start = bounds[0]
+    a_len = bounds[1] - a_start
+    b_start = c_start - a_start
+    b_len = (c_end - c_start) - a_len
+    c_len = c_end - c_start
+    c_done = 0
+    a_done = 0
+    b_done = 0
+    # the buffers hold a_held (b_held) valid elements starting at slot a_head (b_head)
+    a_head = 0
+    b_head = 0
+    a_held = 0
+    b_held = 0
+    while c_done < c_len:
+        # refill only the slots the last tile consumed; the rest are still valid
+        a_cnt = min(TILE, a_len - a_done)
+        b_cnt = min(TILE, b_len - b_done)
+        for x in range(a_held + t, a_cnt, tpb):
+            a_s[(a_head + x) % TILE] = a[a_start + a_done + x]
+        for x in range(b_held + t, b_cnt, tpb):
+            b_s[(b_head + x) % TILE] = b[b_start + b_done + x]
+        cuda.syncthreads()
+        c_cnt = min(TILE, c_len - c_done)
+        per_thread = (TILE + tpb - 1) // tpb
+        k_curr = min(t * per_thread, c_cnt)
+        k_next = min(k_curr + per_thread, c_cnt)
+        i_curr = co_rank_circular(k_curr, a_s, a_head, a_cnt, b_s, b_head, b_cnt)
+        i_next = co_rank_circular(k_next, a_s, a_head, a_cnt, b_s, b_head, b_cnt)
+        merge_sequential_circular(c, c_start + c_done + k_curr,
+                                  a_s, a_head + i_curr, i_next - i_curr,
+                                  b_s, b_head + k_curr - i_curr, (k_next - i_next) - (k_curr - i_curr))
+        used_a = co_rank_circular(c_cnt, a_s, a_head, a_cnt, b_s, b_head, b_cnt)
+        used_b = c_cnt - used_a
+        c_done += c_cnt
+        a_done += used_a
+        b_done += used_b
+        a_head = (a_head + used_a) % TILE
+        b_head = (b_head + used_b) % TILE
+        a_held = a_cnt - used_a
+        b_held = b_cnt - used_b
+        cuda.syncthreads()
+
+
+# ------------------------------------------------------------------ specs and cases
+
+def _sorted_pair(rng, m, n):
+    # quarter-steps from a small range: non-integers, negatives, and many ties between A and B
+    a = np.sort(rng.integers(-40, 40, m) / 4).astype(np.float32)
+    b = np.sort(rng.integers(-40, 40, n) / 4).astype(np.float32)
+    return a, b
+
+
+def co_rank_spec(a, b, m, n):
+    order = np.argsort(np.concatenate([a, b]), kind="stable")   # stable: A before B on ties
+    from_a = np.concatenate([[0], np.cumsum(order < m)])
+    return from_a.astype(np.int32)
+
+
+def merge_spec(a, b, m, n):
+    return np.sort(np.concatenate([a, b]), kind="stable").astype(np.float32)
+
+
+def co_rank_cases(rng):
+    cases = []
+    for m, n, grid in [(13, 21, 5), (30, 7, 5), (1, 9, 2), (40, 40, 11), (25, 26, 7)]:
+        a, b = _sorted_pair(rng, m, n)
+        cases.append(Case(grid, TPB, dict(out=np.zeros(m + n + 1, np.int32), a=a, b=b, m=m, n=n)))
+    return cases
+
+
+def _merge_cases(rng, shapes):
+    cases = []
+    for m, n, grid in shapes:
+        a, b = _sorted_pair(rng, m, n)
+        cases.append(Case(grid, TPB, dict(c=np.zeros(m + n, np.float32), a=a, b=b, m=m, n=n)))
+    return cases
+
+
+def basic_cases(rng):
+    # 3 blocks of 8: 24 threads; (5, 6) leaves threads with nothing to merge
+    return _merge_cases(rng, [(37, 50, 3), (60, 11, 3), (5, 6, 2), (1, 33, 2), (45, 44, 1)])
+
+
+def tiled_cases(rng):
+    # several TILE-sized rounds per block, uneven splits between A and B, a block with little work
+    return _merge_cases(rng, [(61, 74, 3), (90, 13, 2), (5, 6, 2), (2, 70, 2), (47, 48, 1)])
+
+
+_MERGE_STATEMENT = """Merge the sorted arrays `a` (length `m`) and `b` (length `n`) into `c` (length `m + n`),
+taking the element of `a` first on a tie. Use the `co_rank` and `merge_sequential` device functions
+defined above."""
+
+PUZZLES = [
+    Puzzle(
+        name="ch12_co_rank",
+        title="Co-rank",
+        statement="""Thread `k` (for every `k` from 0 to `m + n`, inclusive) writes `out[k]`: how many
+elements of `a` the first `k` outputs of the merge of `a` and `b` use. Find it by binary search: start from
+`i = min(k, m)`, `j = k - i`; if `a[i-1] > b[j]` then `i` is too large, if `b[j-1] >= a[i]` then `j`
+is too large; halve the distance to the last bound that was known to be safe each step.""",
+        signature=("out", "a", "b", "m", "n"),
+        outputs=("out",),
+        spec=co_rank_spec,
+        cases=co_rank_cases,
+        reference=co_rank_kernel,
+        hints=(
+            "The search range for i is [max(0, k - n), min(k, m)]; j = k - i always.",
+            "Keep i_low and j_low: the smallest i and j that are still possible. When i is too large, "
+            "the current j becomes the new j_low, and vice versa.",
+            "Step by delta = ceil((i - i_low) / 2) (or (j - j_low)) so the search always moves.",
+        ),
+        chapter=CHAPTER,
+    ),
+    Puzzle(
+        name="ch12_merge_basic",
+        title="Basic parallel merge",
+        statement=_MERGE_STATEMENT + """ Every thread of the grid produces one contiguous piece of
+`ceil((m + n) / threads)` outputs: co-rank tells it where its inputs start and end.""",
+        signature=("c", "a", "b", "m", "n"),
+        outputs=("c",),
+        spec=merge_spec,
+        cases=basic_cases,
+        reference=merge_basic,
+        chapter=CHAPTER,
+    ),
+    Puzzle(
+        name="ch12_merge_tiled",
+        title="Tiled merge",
+        statement=_MERGE_STATEMENT + f""" Each block owns one contiguous slice of `c`. Work through it in
+rounds: load the next `TILE = {TILE}` elements (or fewer) of the block's slices of `a` and of `b` into
+shared memory with coalesced loads, merge the next `TILE` outputs from the shared tiles, then use co-rank
+once more to learn how much of each tile that round used.""",
+        signature=("c", "a", "b", "m", "n"),
+        outputs=("c",),
+        spec=merge_spec,
+        cases=tiled_cases,
+        reference=merge_tiled,
+        hints=(
+            "A round never outputs more than TILE elements, so it never needs more than TILE of A or of B.",
+            "Inside a round the tiles are just two short sorted arrays: co_rank works on a_s and b_s "
+            "with lengths a_cnt and b_cnt.",
+            "used_a = co_rank(c_cnt, a_s, a_cnt, b_s, b_cnt); B used c_cnt - used_a. Barrier before the "
+            "next round overwrites the tiles.",
+        ),
+        chapter=CHAPTER,
+    ),
+    Puzzle(
+        name="ch12_merge_circular",
+        title="Circular-buffer merge",
+        statement=_MERGE_STATEMENT + """ As the tiled merge, but the tiles are circular buffers: each
+round reloads only the slots the previous round consumed, so each input element is read from global
+memory once.""",
+        signature=("c", "a", "b", "m", "n"),
+        outputs=("c",),
+        spec=merge_spec,
+        cases=tiled_cases,
+        reference=merge_circular,
+        chapter=CHAPTER,
+    ),
+]
+
+
+# ------------------------------------------------------------------ GPU benchmark
+
+GOAL = None   # merge: GB/s reported, no goal set
+
+
+def _merge_inputs(rng, m, n):
+    # integer-valued floats: the merged output is exact, so validation can be exact
+    a = np.sort(rng.integers(-1 << 20, 1 << 20, m)).astype(np.float32)
+    b = np.sort(rng.integers(-1 << 20, 1 << 20, n)).astype(np.float32)
+    return a, b
+
+
+def benchmark(scale: float = 1.0):
+    """Validate, then time, the merge kernels on the GPU. Bytes: A and B read once, C written once."""
+    from helpers import bench
+    from puzzles.bench import specialize
+    rng = np.random.default_rng(12)
+    dev = cuda.get_current_device()
+    sms = dev.MULTIPROCESSOR_COUNT
+    rows = [bench.copy_ceiling(max(1 << 20, int((256 << 20) * scale)))]
+
+    # the puzzle kernels, recompiled with a GPU-sized tile: 8 outputs per thread per round at 128 threads
+    tiled = specialize(merge_tiled, [co_rank, merge_sequential], TILE=1024)
+    circular = specialize(merge_circular, [co_rank, co_rank_circular, merge_sequential_circular], TILE=1024)
+    # validation on modest sizes, several launch shapes, before any timing
+    for name, kern in [("ch12_merge_basic", merge_basic), ("ch12_merge_tiled", tiled),
+                       ("ch12_merge_circular", circular)]:
+        for m, n, blocks, tpb in [(100_003, 77_777, 37, 64), (1 << 18, (1 << 18) + 5, 4 * sms, 128)]:
+            a, b = _merge_inputs(rng, m, n)
+            c = cuda.device_array(m + n, np.float32)
+            kern[blocks, tpb](c, cuda.to_device(a), cuda.to_device(b), m, n)
+            bench.validate(f"{name} (m={m}, n={n}, {blocks}x{tpb})", c.copy_to_host(), merge_spec(a, b, m, n),
+                           rtol=0, atol=0)
+
+    # each of A and B 128 MiB at scale 1: C is 256 MiB
+    half = max(1 << 16, int((32 << 20) * scale))
+    a, b = _merge_inputs(rng, half, half + 1)
+    m, n = len(a), len(b)
+    da, db = cuda.to_device(a), cuda.to_device(b)
+    c = cuda.device_array(m + n, np.float32)
+    nbytes = 2 * (m + n) * 4
+    # basic: enough threads that each merges a few dozen elements; tiled: many blocks, TILE per round
+    configs = [("ch12_merge_basic", merge_basic, max(1, (m + n) // (32 * 256)), 256),
+               ("ch12_merge_tiled", tiled, 64 * sms, 128),
+               ("ch12_merge_circular", circular, 64 * sms, 128)]
+    expected = merge_spec(a, b, m, n)
+    for name, kern, blocks, tpb in configs:
+        kern[blocks, tpb](c, da, db, m, n)
+        bench.validate(name, c.copy_to_host(), expected, rtol=0, atol=0)
+        seconds = bench.time_gpu(lambda k=kern, g=blocks, t=tpb: k[g, t](c, da, db, m, n), reps=10)
+        rows.append(bench.Measurement(name, seconds, bytes=nbytes))
+    return rows
+
