@@ -1,0 +1,330 @@
+"""Build the course notebooks from their sources.
+
+    python -m helpers.nbbuild           # rebuild notebooks/*.ipynb, notebooks/solutions/*.ipynb, README table
+    python -m helpers.nbbuild --check   # exit 1, listing every stale or orphaned file
+
+A source `notebooks/src/NN_name.py` is a percent-format Python file:
+
+    # %% [markdown]                 a markdown cell; its lines are comments: `# text`, `#` for a blank line
+    # %%                            a code cell (may hold ### BEGIN SOLUTION / ### END SOLUTION blocks)
+    # %% setup                      the standard first code cell (Colab install + helpers.setup())
+    # %% [markdown] statement:NAME  `### <title>` + the puzzle's statement, then the lines below it
+    # %% kernel:NAME                the puzzle's reference kernel (solutions) or its stub (exercises)
+
+Every source starts with a title markdown cell (`# Title`) followed by `# %% setup`.
+Two notebooks come out of each: the exercise version (solution blocks cut to
+`# FILL ME IN`) and the solution version (markers removed). Outputs are empty
+and cell ids are derived from the notebook name and cell number, so a rebuild
+of an unchanged source gives byte-identical files.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import re
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import nbformat
+from nbformat import v4
+
+from helpers.puzzle import make_stub, strip_markers
+
+REPO_URL = "https://github.com/massively-parallel/massively-parallel"
+COURSE_REF = "v0.1.0"          # the tag notebooks clone and Colab badges open; "v" + pyproject version
+REPO_PATH = REPO_URL.removeprefix("https://github.com/")
+
+ROOT = Path(__file__).resolve().parents[1]
+README_START, README_END = "<!-- notebooks:start -->", "<!-- notebooks:end -->"
+
+SETUP_SOURCE = f'''\
+# Setup. Locally this only imports the course. On a fresh Colab runtime it first
+# clones the course at a pinned version and installs what the notebooks need.
+import importlib.metadata
+import importlib.util
+import os
+import subprocess
+import sys
+
+REPO_URL = "{REPO_URL}"
+COURSE_REF = "{COURSE_REF}"
+
+
+def _checkout_around_here():
+    """The checkout this notebook sits in (Jupyter started without `pip install -e .`)."""
+    d = os.getcwd()
+    for _ in range(3):
+        if os.path.isfile(os.path.join(d, "helpers", "puzzle.py")):
+            return d
+        d = os.path.dirname(d)
+    return None
+
+
+if importlib.util.find_spec("helpers") is None:
+    _root = _checkout_around_here()
+    if _root is None:
+        _root = os.path.abspath("massively-parallel")
+        if not os.path.isdir(_root):
+            subprocess.run(["git", "clone", "--quiet", "--depth", "1", "--branch", COURSE_REF,
+                            REPO_URL, _root], check=True)
+        # Only the run-time set: Colab's own Jupyter packages must stay as they are.
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "-r",
+                        "requirements-runtime.txt"], cwd=_root, check=True)
+        _stale = [m for m in ("numpy", "numba", "matplotlib") if m in sys.modules
+                  and sys.modules[m].__version__ != importlib.metadata.version(m)]
+        if _stale:
+            raise RuntimeError(f"{{', '.join(_stale)}} changed version under the running kernel: "
+                               "Runtime > Restart session, then run this cell again.")
+    sys.path.insert(0, _root)
+
+import helpers  # noqa: E402
+
+helpers.setup()'''
+
+
+class FormatError(ValueError):
+    """A notebook source breaks the percent format; the message names file and line."""
+
+
+@dataclass
+class SourceCell:
+    kind: str            # "markdown" | "code" | "setup" | "statement" | "kernel"
+    text: str            # markdown text or code, as written in the source
+    arg: str = ""        # the puzzle name for "statement" / "kernel"
+    line: int = 0        # 1-based line of the directive
+
+
+_DIRECTIVE = re.compile(r"^# %%(.*)$")
+
+
+def parse(text: str, filename: str = "<source>") -> list:
+    """Split a source into `SourceCell`s; empty plain code cells are dropped."""
+    cells: list = []
+    current = None
+    body: list = []
+
+    def close():
+        if current is None:
+            return
+        kind, arg, line = current
+        if kind in ("markdown", "statement"):
+            out = []
+            for i, raw in enumerate(body):
+                s = raw.rstrip()
+                if not s:
+                    continue                # blank lines only separate; `#` is a blank markdown line
+                if s == "#" or s.startswith("# "):
+                    out.append(s[2:])
+                else:
+                    raise FormatError(f"{filename}:{line + 1 + i}: markdown lines must be comments "
+                                      f"('# text' or '#'), got {s!r}")
+            cells.append(SourceCell(kind, "\n".join(out).strip("\n"), arg, line))
+        else:
+            code = "\n".join(body).strip("\n")
+            if kind in ("setup", "kernel") and code.strip():
+                raise FormatError(f"{filename}:{line}: '# %% {kind}' cells are generated; "
+                                  "put code in a separate '# %%' cell")
+            if kind != "code" or code.strip():
+                cells.append(SourceCell(kind, code, arg, line))
+
+    for n, raw in enumerate(text.splitlines(), 1):
+        m = _DIRECTIVE.match(raw)
+        if not m:
+            if current is None and raw.strip():
+                raise FormatError(f"{filename}:{n}: text before the first '# %%' cell")
+            body.append(raw)
+            continue
+        close()
+        body = []
+        rest = m.group(1).strip()
+        words = rest.split()
+        if rest == "":
+            current = ("code", "", n)
+        elif rest == "setup":
+            current = ("setup", "", n)
+        elif rest == "[markdown]":
+            current = ("markdown", "", n)
+        elif len(words) == 2 and words[0] == "[markdown]" and words[1].startswith("statement:"):
+            current = ("statement", words[1][len("statement:"):], n)
+        elif len(words) == 1 and words[0].startswith("kernel:"):
+            current = ("kernel", words[0][len("kernel:"):], n)
+        else:
+            raise FormatError(f"{filename}:{n}: unknown cell directive {raw!r}")
+        if current[0] in ("statement", "kernel") and not current[1]:
+            raise FormatError(f"{filename}:{n}: {current[0]}: needs a puzzle name")
+    close()
+
+    kinds = [c.kind for c in cells]
+    if not cells or cells[0].kind != "markdown" or not cells[0].text.startswith("# "):
+        raise FormatError(f"{filename}: must start with a title markdown cell ('# Title')")
+    if kinds[1:2] != ["setup"] or kinds.count("setup") != 1:
+        raise FormatError(f"{filename}: the title cell must be followed by the one '# %% setup' cell")
+    return cells
+
+
+def title(cells: list) -> str:
+    return cells[0].text.splitlines()[0][2:].strip()
+
+
+def colab_url(path: str) -> str:
+    """Open-in-Colab address of a repository file at COURSE_REF."""
+    return f"https://colab.research.google.com/github/{REPO_PATH}/blob/{COURSE_REF}/{path}"
+
+
+def _note(stem: str, solutions: bool) -> str:
+    if solutions:
+        return (f"> **Solution version**: every kernel is filled in and every check passes. "
+                f"The exercise version is [`notebooks/{stem}.ipynb`]"
+                f"({colab_url(f'notebooks/{stem}.ipynb')}).")
+    return (f"> **Exercise version**: fill in each `# FILL ME IN` block. Its check cell raises "
+            f"`NotSolvedYet` until you do, and names what is wrong until the kernel is right. "
+            f"Solutions: [`notebooks/solutions/{stem}.ipynb`]"
+            f"({colab_url(f'notebooks/solutions/{stem}.ipynb')}).")
+
+
+def _kernel_source(puzzle) -> str:
+    return textwrap.dedent(puzzle.source)
+
+
+def _cell_id(stem: str, index: int) -> str:
+    return hashlib.sha1(f"{stem}/{index}".encode()).hexdigest()[:12]
+
+
+def _default_lookup(name: str):
+    import puzzles
+    return puzzles.get(name)
+
+
+def render(cells: list, stem: str, solutions: bool, lookup: Callable = None) -> str:
+    """The notebook JSON (with trailing newline) for one variant of parsed `cells`."""
+    lookup = lookup or _default_lookup
+    nb = v4.new_notebook()
+    nb.metadata = {
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+        "accelerator": "GPU",                    # Colab asks for a GPU runtime (the free T4)
+        "colab": {"gpuType": "T4", "provenance": []},
+    }
+    for i, c in enumerate(cells):
+        cid = _cell_id(stem, i)
+        if c.kind == "markdown":
+            text = c.text + ("\n\n" + _note(stem, solutions) if i == 0 else "")
+            nb.cells.append(v4.new_markdown_cell(text, id=cid))
+            continue
+        if c.kind == "statement":
+            p = lookup(c.arg)
+            text = f"### {p.title}\n\n{p.statement.strip()}" + (f"\n\n{c.text}" if c.text else "")
+            nb.cells.append(v4.new_markdown_cell(text, id=cid))
+            continue
+        if c.kind == "setup":
+            code = SETUP_SOURCE
+        elif c.kind == "kernel":
+            src = _kernel_source(lookup(c.arg))
+            code = strip_markers(src) if solutions else make_stub(src)
+        else:
+            code = strip_markers(c.text) if solutions else make_stub(c.text)
+        nb.cells.append(v4.new_code_cell(code.rstrip("\n"), id=cid))
+    nbformat.validate(nb)
+    return nbformat.writes(nb, version=4) + "\n"
+
+
+def notebook_paths(root: Path, stem: str) -> tuple:
+    return root / "notebooks" / f"{stem}.ipynb", root / "notebooks" / "solutions" / f"{stem}.ipynb"
+
+
+def sources(root: Path) -> list:
+    return sorted((root / "notebooks" / "src").glob("[0-9]*.py"))
+
+
+def readme_table(rows: list) -> str:
+    """rows: (stem, title). Markdown table with Colab badges."""
+    badge = "https://colab.research.google.com/assets/colab-badge.svg"
+    lines = ["| # | notebook | topic | exercises | solutions |", "|---|---|---|---|---|"]
+    for stem, topic in rows:
+        num = stem.split("_", 1)[0]
+        ex = f"[![Open In Colab]({badge})]({colab_url(f'notebooks/{stem}.ipynb')})"
+        sol = f"[![Open In Colab]({badge})]({colab_url(f'notebooks/solutions/{stem}.ipynb')})"
+        lines.append(f"| {num} | [`{stem}`](notebooks/{stem}.ipynb) | {topic} | {ex} | {sol} |")
+    if not rows:
+        lines.append("| | (no notebooks yet) | | | |")
+    return "\n".join(lines)
+
+
+def _with_table(readme: str, table: str, path: Path) -> str:
+    a, b = readme.find(README_START), readme.find(README_END)
+    if a < 0 or b < a:
+        raise FormatError(f"{path}: needs the markers {README_START} and {README_END}")
+    return readme[:a + len(README_START)] + "\n" + table + "\n" + readme[b:]
+
+
+def expected(root: Path = ROOT, lookup: Callable = None) -> dict:
+    """Every generated file -> its text. Notebooks whose source is gone map to None."""
+    want: dict = {}
+    rows = []
+    for src in sources(root):
+        stem = src.stem
+        cells = parse(src.read_text(), str(src.relative_to(root)))
+        rows.append((stem, title(cells)))
+        learner, solution = notebook_paths(root, stem)
+        want[learner] = render(cells, stem, solutions=False, lookup=lookup)
+        want[solution] = render(cells, stem, solutions=True, lookup=lookup)
+    for d in (root / "notebooks", root / "notebooks" / "solutions"):
+        for nb in sorted(d.glob("*.ipynb")):
+            want.setdefault(nb, None)
+    readme = root / "README.md"
+    if readme.exists():
+        want[readme] = _with_table(readme.read_text(), readme_table(rows), readme)
+    return want
+
+
+def stale(root: Path = ROOT, lookup: Callable = None) -> list:
+    """Paths (relative to root) that a rebuild would change, add or delete."""
+    out = []
+    for path, text in expected(root, lookup).items():
+        have = path.read_text() if path.exists() else None
+        if have != text:
+            out.append(str(path.relative_to(root)))
+    return out
+
+
+def build(root: Path = ROOT, lookup: Callable = None) -> list:
+    """Write every generated file; delete notebooks whose source is gone. Returns what changed."""
+    changed = []
+    for path, text in expected(root, lookup).items():
+        have = path.read_text() if path.exists() else None
+        if have == text:
+            continue
+        if text is None:
+            path.unlink()
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        changed.append(str(path.relative_to(root)))
+    return changed
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m helpers.nbbuild", description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="list stale files and exit 1 if any")
+    ap.add_argument("--root", type=Path, default=ROOT, help="repository root (default: this checkout)")
+    args = ap.parse_args(argv)
+    root = args.root.resolve()
+    if args.check:
+        bad = stale(root)
+        for p in bad:
+            print(f"stale: {p}")
+        if bad:
+            print("run `python -m helpers.nbbuild` and commit the result")
+            return 1
+        print("notebooks up to date")
+        return 0
+    for p in build(root):
+        print(f"wrote {p}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
