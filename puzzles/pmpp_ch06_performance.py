@@ -1,0 +1,215 @@
+"""PMPP chapter 6, performance: coalescing, corner turning, thread coarsening.
+
+The ladder is a matrix transpose, the smallest kernel where the order in which
+a warp touches memory is the whole story:
+
+    ch06_transpose_naive    reads `a` down its columns (strided), writes `out` along rows
+    ch06_transpose_tiled    corner turning: a tile goes through shared memory so that
+                            both the global read and the global write run along rows
+    ch06_transpose_coarse   the same, each thread moving TILE // ROWS elements
+
+`benchmark()` times the three on a GPU with the tile sizes a GPU wants
+(TILE = 32, ROWS = 8); the puzzles use small tiles so the simulator is quick.
+"""
+import math
+import types
+
+import numpy as np
+from numba import cuda, float32
+
+from helpers import bench
+from helpers.puzzle import Budget, Case, Puzzle
+
+TILE = 8            # a block handles a TILE x TILE tile (32 in the GPU benchmark)
+TILE_P = TILE + 1   # shared row length: one spare column so a tile column spans distinct banks
+ROWS = 2            # coarsened kernel: blocks of TILE x ROWS threads, TILE // ROWS elements each
+
+
+@cuda.jit
+def transpose_naive(out, a, h, w):
+    # out is (w, h). Thread x walks along a row of out, so neighbouring threads
+    # write neighbouring addresses but read a[x, y], a[x + 1, y]: w floats apart.
+    x = cuda.blockIdx.x * TILE + cuda.threadIdx.x
+    y = cuda.blockIdx.y * TILE + cuda.threadIdx.y
+    if x < h and y < w:
+        out[y, x] = a[x, y]
+
+
+@cuda.jit
+def transpose_tiled(out, a, h, w):
+    tile = cuda.shared.array((TILE, TILE_P), float32)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    row0 = cuda.blockIdx.x * TILE      # this block's rows of a = columns of out
+    col0 = cuda.blockIdx.y * TILE      # this block's columns of a = rows of out
+    ### BEGIN SOLUTION
+    # Load: threadIdx.x runs along a row of a (coalesced).
+    if row0 + ty < h and col0 + tx < w:
+        tile[ty, tx] = a[row0 + ty, col0 + tx]
+    cuda.syncthreads()
+    # Store: threadIdx.x runs along a row of out (coalesced); the turn happens in shared memory.
+    if col0 + ty < w and row0 + tx < h:
+        out[col0 + ty, row0 + tx] = tile[tx, ty]
+    ### END SOLUTION
+
+
+@cuda.jit
+def transpose_coarse(out, a, h, w):
+    tile = cuda.shared.array((TILE, TILE_P), float32)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    row0 = cuda.blockIdx.x * TILE
+    col0 = cuda.blockIdx.y * TILE
+    ### BEGIN SOLUTION
+    for j in range(0, TILE, ROWS):
+        if row0 + ty + j < h and col0 + tx < w:
+            tile[ty + j, tx] = a[row0 + ty + j, col0 + tx]
+    cuda.syncthreads()
+    for j in range(0, TILE, ROWS):
+        if col0 + ty + j < w and row0 + tx < h:
+            out[col0 + ty + j, row0 + tx] = tile[tx, ty + j]
+    ### END SOLUTION
+
+
+def spec(a, h, w):
+    return a.T.copy()
+
+
+SHAPES = ((13, 21), (5, 3), (27, 18), (8, 30), (19, 11))   # (h, w): never square, never a multiple of 8
+
+
+def _cases(rng, block_rows):
+    out = []
+    for h, w in SHAPES:
+        a = rng.uniform(-50, 50, (h, w)).astype(np.float32)
+        out.append(Case(grid=(math.ceil(h / TILE), math.ceil(w / TILE)), block=(TILE, block_rows),
+                        args={"out": np.empty((w, h), np.float32), "a": a, "h": h, "w": w}))
+    return out
+
+
+def cases_tile(rng):
+    return _cases(rng, TILE)
+
+
+def cases_coarse(rng):
+    return _cases(rng, ROWS)
+
+
+
+
+def _geometry(block):
+    return f"""
+
+`a` is `h x w` (float32), `out` is `w x h`: `out[j, i] = a[i, j]`. Blocks are {block} threads
+(`TILE = {TILE}`); block `(bx, by)` owns rows `bx*TILE ...` of `a`, which are columns
+`bx*TILE ...` of `out`, and columns `by*TILE ...` of `a`. `h` and `w` are not multiples of the tile."""
+
+
+NAIVE = """\
+The simplest transpose: each thread copies one element. `threadIdx.x` walks along a row of `out`,
+so the writes of a warp are neighbours in memory, but the matching reads walk down a **column** of
+`a`, `w` floats apart: each lane of the warp reads from its own memory segment.""" + _geometry(
+    "`TILE x TILE`")
+
+TILED = """\
+**Corner turning.** Make *both* global accesses run along rows. The block reads its `TILE x TILE`
+tile of `a` row by row (`threadIdx.x` along the columns of `a`), parks it in the shared array
+`tile`, waits for the whole tile, then writes the tile's transpose to `out`, again with `threadIdx.x`
+along a row, reading `tile` down a column instead. The turn happens in shared memory, where
+strided access is cheap; `TILE_P = TILE + 1` pads each shared row so a column of `tile` falls in
+different banks.""" + _geometry("`TILE x TILE`") + """
+
+Budget per thread: 1 global read, 1 global write; shared memory at most `TILE * TILE_P` floats."""
+
+COARSE = f"""\
+**Thread coarsening.** Same corner turn, but the block is only `TILE x ROWS` threads
+(`ROWS = {ROWS}`) and each thread moves `TILE // ROWS` elements: rows `ty, ty + ROWS, ty + 2*ROWS...`
+of the tile. Fewer threads do the index arithmetic and barrier once for several elements; a warp
+still touches whole rows, so every access stays coalesced.""" + _geometry("`TILE x ROWS`") + """
+
+Budget per thread: `TILE // ROWS` global reads and writes."""
+
+_SHARED = Budget(global_reads=1, global_writes=1, shared_bytes=TILE * TILE_P * 4)
+
+PUZZLES = [
+    Puzzle(name="ch06_transpose_naive", title="Transpose, naive (strided reads)", statement=NAIVE,
+           signature=("out", "a", "h", "w"), outputs=("out",), spec=spec, cases=cases_tile,
+           reference=transpose_naive, budget=Budget(global_reads=1, global_writes=1), chapter="pmpp-06"),
+    Puzzle(name="ch06_transpose_tiled", title="Transpose, corner-turned through shared memory",
+           statement=TILED, signature=("out", "a", "h", "w"), outputs=("out",), spec=spec,
+           cases=cases_tile, reference=transpose_tiled, budget=_SHARED, chapter="pmpp-06",
+           hints=("Load with `tile[ty, tx] = a[row0 + ty, col0 + tx]`: threadIdx.x moves along a row of a.",
+                  "Every thread must have stored its element before any thread reads the tile.",
+                  "Thread (tx, ty) writes out[col0 + ty, row0 + tx]; which tile element belongs there?",
+                  "Guard the load and the store separately: their bounds are h and w swapped.")),
+    Puzzle(name="ch06_transpose_coarse", title="Transpose, corner-turned and coarsened", statement=COARSE,
+           signature=("out", "a", "h", "w"), outputs=("out",), spec=spec, cases=cases_coarse,
+           reference=transpose_coarse,
+           budget=Budget(global_reads=TILE // ROWS, global_writes=TILE // ROWS,
+                         shared_bytes=TILE * TILE_P * 4),
+           chapter="pmpp-06",
+           hints=("Take the tiled kernel and wrap the load and the store in `for j in range(0, TILE, ROWS)`.",
+                  "Thread row ty handles tile rows ty + j.",
+                  "One barrier between the two loops is enough.")),
+]
+
+
+# ---------------------------------------------------------------------------- GPU benchmark
+
+def retile(kernel, **consts):
+    """A fresh `@cuda.jit` kernel with the same code and some module constants replaced
+    (Numba freezes globals such as TILE at compile time)."""
+    f = getattr(kernel, "py_func", kernel)
+    g = dict(f.__globals__)
+    g.update(consts)
+    return cuda.jit(types.FunctionType(f.__code__, g, f.__name__, f.__defaults__, f.__closure__))
+
+
+GPU_TILE, GPU_ROWS = 32, 8
+
+
+def variants(tile=GPU_TILE, rows=GPU_ROWS):
+    """name -> launch(out, a): the three kernels with GPU tile sizes."""
+    c = {"TILE": tile, "TILE_P": tile + 1, "ROWS": rows}
+    naive, tiled, coarse = (retile(k, **c) for k in (transpose_naive, transpose_tiled, transpose_coarse))
+
+    def launcher(kernel, block):
+        def launch(out, a):
+            h, w = a.shape
+            kernel[(math.ceil(h / tile), math.ceil(w / tile)), block](out, a, h, w)
+        return launch
+    return {"ch06_transpose_naive": launcher(naive, (tile, tile)),
+            "ch06_transpose_tiled": launcher(tiled, (tile, tile)),
+            "ch06_transpose_coarse": launcher(coarse, (tile, rows))}
+
+
+def validate_variants(shapes=((1000, 777), (33, 65)), configs=((32, 8), (16, 4)), seed=1):
+    """Run every variant on fresh random data for several tile sizes; raise naming the first wrong one."""
+    rng = np.random.default_rng(seed)
+    for tile, rows in configs:
+        for name, launch in variants(tile, rows).items():
+            for h, w in shapes:
+                a = rng.standard_normal((h, w)).astype(np.float32)
+                d_out = cuda.device_array((w, h), np.float32)
+                launch(d_out, cuda.to_device(a))
+                bench.validate(f"{name} (TILE={tile}, ROWS={rows}, {h}x{w})", d_out.copy_to_host(), a.T)
+
+
+def benchmark(scale: float = 1.0):
+    """Naive vs corner-turned vs coarsened transpose of a 256 MiB matrix (at scale 1), plus the copy
+    ceiling measured in the same run."""
+    reason = bench.skip_reason()
+    if reason:
+        raise RuntimeError(reason)
+    validate_variants()
+    h = max(64, int(8192 * math.sqrt(scale)))
+    w = h + 64                              # not square, still a multiple of the tile
+    a = cuda.to_device(np.random.default_rng(2).standard_normal((h, w)).astype(np.float32))
+    out = cuda.device_array((w, h), np.float32)
+    rows = [bench.Measurement(name, bench.time_gpu(lambda launch=launch: launch(out, a)), bytes=2 * h * w * 4)
+            for name, launch in variants().items()]
+    rows.append(bench.copy_ceiling(h * w * 4))
+    return rows
+
+
+GOAL = None     # chapter 6 has no goal of its own: the point is the ratio naive : tiled : coarse

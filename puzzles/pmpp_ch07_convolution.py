@@ -1,0 +1,311 @@
+"""PMPP chapter 7, convolution: a 2-D filter over an image, four ways.
+
+    ch07_conv2d_basic         one thread per output pixel, filter passed in global memory
+    ch07_conv2d_const         the filter in constant memory (`cuda.const.array_like`)
+    ch07_conv2d_tiled_in      blocks sized to the input tile: each thread loads one pixel
+                              (halo included) into shared memory, the inner threads compute
+    ch07_conv2d_tiled_cached  blocks sized to the output tile: the tile comes from shared
+                              memory, the halo from global memory (the caches catch it)
+
+Pixels outside the image count as 0 ("ghost cells"). Like the book, "convolution"
+here means out[r, c] = sum_ij f[i, j] * a[r - R + i, c - R + j] (no flip).
+"""
+import math
+
+import numpy as np
+from numba import cuda, float32
+
+from helpers import bench
+from helpers.puzzle import Budget, Case, Puzzle
+from puzzles.pmpp_ch06_performance import retile
+
+R = 1                   # filter radius
+FW = 2 * R + 1          # filter width
+# The constant-memory filter: fixed at compile time, every tap distinct and non-zero, not symmetric.
+FILTER = np.array([[0.25, -0.5, 0.75],
+                   [1.5, -1.25, 0.625],
+                   [-0.875, 1.0, 0.125]], np.float32)
+IN_TILE = 8             # tiled_in: blocks of IN_TILE x IN_TILE threads (32 on the GPU)
+OUT_TILE = IN_TILE - 2 * R
+TILE = 8                # tiled_cached: blocks of TILE x TILE threads, one output each (32 on the GPU)
+
+
+@cuda.jit
+def conv2d_basic(out, a, f, h, w):
+    col, row = cuda.grid(2)
+    if row < h and col < w:
+        acc = float32(0.0)
+        for i in range(FW):
+            r = row - R + i
+            if 0 <= r < h:
+                for j in range(FW):
+                    c = col - R + j
+                    if 0 <= c < w:
+                        acc += f[i, j] * a[r, c]
+        out[row, col] = acc
+
+
+@cuda.jit
+def conv2d_const(out, a, h, w):
+    # The filter is baked into the kernel: every thread of a warp reads the same tap at the
+    # same time, which the constant cache serves as one broadcast.
+    f = cuda.const.array_like(FILTER)
+    col, row = cuda.grid(2)
+    if row < h and col < w:
+        acc = float32(0.0)
+        for i in range(FW):
+            r = row - R + i
+            if 0 <= r < h:
+                for j in range(FW):
+                    c = col - R + j
+                    if 0 <= c < w:
+                        acc += f[i, j] * a[r, c]
+        out[row, col] = acc
+
+
+@cuda.jit
+def conv2d_tiled_in(out, a, h, w):
+    f = cuda.const.array_like(FILTER)
+    tile = cuda.shared.array((IN_TILE, IN_TILE), float32)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    # Blocks step by OUT_TILE but hold IN_TILE threads: the edge threads load the halo.
+    col = cuda.blockIdx.x * OUT_TILE + tx - R
+    row = cuda.blockIdx.y * OUT_TILE + ty - R
+    ### BEGIN SOLUTION
+    if 0 <= row < h and 0 <= col < w:
+        tile[ty, tx] = a[row, col]
+    else:
+        tile[ty, tx] = 0.0          # ghost cell
+    cuda.syncthreads()
+    if R <= tx < IN_TILE - R and R <= ty < IN_TILE - R and row < h and col < w:
+        acc = float32(0.0)
+        for i in range(FW):
+            for j in range(FW):
+                acc += f[i, j] * tile[ty - R + i, tx - R + j]
+        out[row, col] = acc
+    ### END SOLUTION
+
+
+@cuda.jit
+def conv2d_tiled_cached(out, a, h, w):
+    f = cuda.const.array_like(FILTER)
+    tile = cuda.shared.array((TILE, TILE), float32)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    col = cuda.blockIdx.x * TILE + tx
+    row = cuda.blockIdx.y * TILE + ty
+    ### BEGIN SOLUTION
+    if row < h and col < w:
+        tile[ty, tx] = a[row, col]
+    cuda.syncthreads()
+    if row < h and col < w:
+        acc = float32(0.0)
+        for i in range(FW):
+            r = row - R + i
+            for j in range(FW):
+                c = col - R + j
+                if 0 <= r < h and 0 <= c < w:
+                    ti = ty - R + i
+                    tj = tx - R + j
+                    if 0 <= ti < TILE and 0 <= tj < TILE:
+                        acc += f[i, j] * tile[ti, tj]
+                    else:
+                        acc += f[i, j] * a[r, c]    # halo: another block's pixel, likely in cache
+        out[row, col] = acc
+    ### END SOLUTION
+
+
+def conv2d(a, f):
+    """NumPy truth: zero-padded correlation of `a` with the (2R+1) x (2R+1) filter `f`."""
+    h, w = a.shape
+    r = f.shape[0] // 2
+    p = np.zeros((h + 2 * r, w + 2 * r), np.float64)
+    p[r:r + h, r:r + w] = a
+    out = np.zeros((h, w), np.float64)
+    for i in range(f.shape[0]):
+        for j in range(f.shape[1]):
+            out += float(f[i, j]) * p[i:i + h, j:j + w]
+    return out.astype(np.float32)
+
+
+def spec_basic(a, f, h, w):
+    return conv2d(a, f)
+
+
+def spec_const(a, h, w):
+    return conv2d(a, FILTER)
+
+
+SHAPES = ((13, 22), (5, 4), (20, 9), (17, 31), (9, 14))     # (h, w): never square, sizes off the tile
+
+
+def _image(rng, h, w):
+    return rng.uniform(-10, 10, (h, w)).astype(np.float32)
+
+
+def cases_basic(rng):
+    out = []
+    for h, w in SHAPES:
+        f = rng.uniform(-2, 2, (FW, FW)).astype(np.float32)
+        out.append(Case(grid=(math.ceil(w / 8), math.ceil(h / 4)), block=(8, 4),
+                        args={"out": np.empty((h, w), np.float32), "a": _image(rng, h, w), "f": f,
+                              "h": h, "w": w}))
+    return out
+
+
+def cases_const(rng):
+    return [Case(grid=(math.ceil(w / 8), math.ceil(h / 4)), block=(8, 4),
+                 args={"out": np.empty((h, w), np.float32), "a": _image(rng, h, w), "h": h, "w": w})
+            for h, w in SHAPES]
+
+
+def cases_tiled_in(rng):
+    return [Case(grid=(math.ceil(w / OUT_TILE), math.ceil(h / OUT_TILE)), block=(IN_TILE, IN_TILE),
+                 args={"out": np.empty((h, w), np.float32), "a": _image(rng, h, w), "h": h, "w": w})
+            for h, w in SHAPES]
+
+
+def cases_tiled_cached(rng):
+    return [Case(grid=(math.ceil(w / TILE), math.ceil(h / TILE)), block=(TILE, TILE),
+                 args={"out": np.empty((h, w), np.float32), "a": _image(rng, h, w), "h": h, "w": w})
+            for h, w in SHAPES]
+
+
+_COMMON = f"""
+
+`a` and `out` are `h x w` float32 images; `R = {R}`, the filter is `FW x FW` with `FW = 2*R + 1`.
+`out[r, c] = sum over i, j of f[i, j] * a[r - R + i, c - R + j]`, where pixels outside the image
+count as 0. `cuda.grid(2)` gives `(x, y)`: x is the column, y the row."""
+
+BASIC = """\
+One thread per output pixel. The thread walks the `FW x FW` window around its pixel, skipping
+window positions that fall outside the image, and writes one sum. Every thread reads the filter
+`f` from global memory and up to `FW * FW` pixels of `a`.""" + _COMMON
+
+CONST = """\
+The filter is small, never changes during the launch, and every thread reads the same tap at the
+same moment: the pattern **constant memory** serves best. `cuda.const.array_like(FILTER)` copies
+the module-level NumPy array `FILTER` into the kernel's constant bank when Numba compiles it, so
+the kernel has no `f` parameter. The image reads are as before.""" + _COMMON + """
+
+Budget per thread: at most `FW * FW` global reads (the filter no longer counts: it is constant
+memory)."""
+
+TILED_IN = f"""\
+**Tiling with the input tile.** Each pixel of `a` is needed by up to `FW * FW` threads; load it
+from global memory once per block instead. Blocks are `IN_TILE x IN_TILE` threads
+(`IN_TILE = {IN_TILE}`) but produce only the inner `OUT_TILE x OUT_TILE` outputs
+(`OUT_TILE = IN_TILE - 2*R`); block `(bx, by)` starts at output column `bx * OUT_TILE`. Every
+thread loads one input pixel, halo included, into the shared `tile` (0 for pixels outside the
+image); after a barrier the inner threads compute their output from `tile` alone. The filter is
+the constant `FILTER`, read through `f`.""" + _COMMON + """
+
+Budget per thread: 1 global read, `FW * FW` shared reads."""
+
+TILED_CACHED = f"""\
+**Tiling with the output tile, halo from the cache.** Blocks are `TILE x TILE` threads
+(`TILE = {TILE}`), one output each, and each thread loads only its own pixel into `tile`. A window
+position that lands inside the tile is read from `tile`; one that lands in the halo (a pixel that
+belongs to a neighbouring block) is read from global memory, where the L1/L2 caches have most likely
+kept it because the neighbouring block loads it too. No thread idles, and the shared tile is
+smaller; the price is a branch per tap.""" + _COMMON + f"""
+
+Budget per thread: at most `FW*FW - (R+1)**2 + 1 = {FW * FW - (R + 1) ** 2 + 1}` global reads
+(its own pixel plus the halo taps a corner thread needs)."""
+
+PUZZLES = [
+    Puzzle(name="ch07_conv2d_basic", title="2-D convolution, basic", statement=BASIC,
+           signature=("out", "a", "f", "h", "w"), outputs=("out",), spec=spec_basic, cases=cases_basic,
+           reference=conv2d_basic, budget=Budget(global_writes=1), chapter="pmpp-07"),
+    Puzzle(name="ch07_conv2d_const", title="2-D convolution, filter in constant memory", statement=CONST,
+           signature=("out", "a", "h", "w"), outputs=("out",), spec=spec_const, cases=cases_const,
+           reference=conv2d_const, budget=Budget(global_reads=FW * FW, global_writes=1),
+           chapter="pmpp-07"),
+    Puzzle(name="ch07_conv2d_tiled_in", title="2-D convolution, tiled (input tile with halo)",
+           statement=TILED_IN, signature=("out", "a", "h", "w"), outputs=("out",), spec=spec_const,
+           cases=cases_tiled_in, reference=conv2d_tiled_in,
+           budget=Budget(global_reads=1, global_writes=1, shared_reads=FW * FW,
+                         shared_bytes=IN_TILE * IN_TILE * 4),
+           chapter="pmpp-07",
+           hints=("Thread (tx, ty) loads a[row, col] into tile[ty, tx]; row and col already include the -R.",
+                  "Pixels outside the image still need a value in the tile: the ghost value 0.",
+                  "Only threads with R <= tx < IN_TILE - R (same for ty) own an output, and only if it is "
+                  "inside the image.",
+                  "Output (row, col) reads tile[ty - R + i, tx - R + j].")),
+    Puzzle(name="ch07_conv2d_tiled_cached", title="2-D convolution, tiled (output tile, halo from cache)",
+           statement=TILED_CACHED, signature=("out", "a", "h", "w"), outputs=("out",), spec=spec_const,
+           cases=cases_tiled_cached, reference=conv2d_tiled_cached,
+           budget=Budget(global_reads=FW * FW - (R + 1) ** 2 + 1, global_writes=1,
+                         shared_bytes=TILE * TILE * 4),
+           chapter="pmpp-07",
+           hints=("Load your own pixel into tile[ty, tx] (if it is in the image), then wait for the block.",
+                  "For each tap: outside the image contributes 0; inside the tile comes from `tile`; "
+                  "anything else from `a`.",
+                  "Tile coordinates of tap (i, j) are (ty - R + i, tx - R + j).")),
+]
+
+
+# ---------------------------------------------------------------------------- GPU benchmark
+
+GPU_TILE = 32
+
+
+def variants():
+    """name -> launch(out, a, f): the four kernels with GPU tile sizes."""
+    tiled_in = retile(conv2d_tiled_in, IN_TILE=GPU_TILE, OUT_TILE=GPU_TILE - 2 * R)
+    cached = retile(conv2d_tiled_cached, TILE=GPU_TILE)
+
+    def flat(kernel, with_f):
+        def launch(out, a, f):
+            h, w = a.shape
+            grid = (math.ceil(w / 32), math.ceil(h / 8))
+            if with_f:
+                kernel[grid, (32, 8)](out, a, f, h, w)
+            else:
+                kernel[grid, (32, 8)](out, a, h, w)
+        return launch
+
+    def launch_in(out, a, f):
+        h, w = a.shape
+        o = GPU_TILE - 2 * R
+        tiled_in[(math.ceil(w / o), math.ceil(h / o)), (GPU_TILE, GPU_TILE)](out, a, h, w)
+
+    def launch_cached(out, a, f):
+        h, w = a.shape
+        cached[(math.ceil(w / GPU_TILE), math.ceil(h / GPU_TILE)), (GPU_TILE, GPU_TILE)](out, a, h, w)
+
+    return {"ch07_conv2d_basic": flat(conv2d_basic, True), "ch07_conv2d_const": flat(conv2d_const, False),
+            "ch07_conv2d_tiled_in": launch_in, "ch07_conv2d_tiled_cached": launch_cached}
+
+
+def validate_variants(shapes=((1000, 1333), (45, 37)), seed=1):
+    rng = np.random.default_rng(seed)
+    d_f = cuda.to_device(FILTER)
+    for name, launch in variants().items():
+        for h, w in shapes:
+            a = rng.standard_normal((h, w)).astype(np.float32)
+            d_out = cuda.device_array((h, w), np.float32)
+            launch(d_out, cuda.to_device(a), d_f)
+            bench.validate(f"{name} ({h}x{w})", d_out.copy_to_host(), conv2d(a, FILTER), rtol=1e-4, atol=1e-4)
+
+
+def benchmark(scale: float = 1.0):
+    """The four kernels on a 256 MiB image (at scale 1), bytes = image read once + written once."""
+    reason = bench.skip_reason()
+    if reason:
+        raise RuntimeError(reason)
+    validate_variants()
+    h = max(64, int(8192 * math.sqrt(scale)))
+    w = h + 96
+    a = cuda.to_device(np.random.default_rng(2).standard_normal((h, w)).astype(np.float32))
+    f = cuda.to_device(FILTER)
+    out = cuda.device_array((h, w), np.float32)
+    rows = [bench.Measurement(name, bench.time_gpu(lambda launch=launch: launch(out, a, f)),
+                              bytes=2 * h * w * 4)
+            for name, launch in variants().items()]
+    rows.append(bench.copy_ceiling(h * w * 4))
+    return rows
+
+
+GOAL = {"ceiling": "copy", "fraction": 0.8, "best": "ch07_conv2d_const"}
