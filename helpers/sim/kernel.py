@@ -1,0 +1,121 @@
+"""Preparing a kernel for the simulator: the same Python function, with `cuda`
+bound to the simulator's API, and the static checks Numba would make."""
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+import types
+
+from .errors import LaunchError
+
+_DISPATCHER_NAMES = ("CUDADispatcher", "Dispatcher", "FakeCUDAKernel")
+
+
+def py_func(kernel):
+    """The plain Python function behind a @cuda.jit dispatcher (or the function itself)."""
+    fn = getattr(kernel, "py_func", kernel)
+    if not isinstance(fn, types.FunctionType):
+        raise TypeError(f"expected a @cuda.jit kernel or a Python function, got {type(kernel).__name__}")
+    return fn
+
+
+def _is_dispatcher(v):
+    return type(v).__name__ in _DISPATCHER_NAMES and hasattr(v, "py_func")
+
+
+class _NumbaProxy:
+    """Stands in for the `numba` module inside a kernel: `numba.cuda` is the simulator."""
+
+    def __init__(self, real, api):
+        self._real, self.cuda = real, api
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+
+def rebind(kernel, api, real_cuda, real_numba, aliases):
+    """A copy of the kernel's function whose globals see the simulator as `cuda`.
+
+    `aliases` maps id(real numba.cuda function) -> simulator attribute name, for
+    kernels that did `from numba.cuda import syncthreads`."""
+    memo = {}
+    root = py_func(kernel)
+
+    def sub(v):
+        if v is real_cuda:
+            return api
+        if v is real_numba:
+            return _NumbaProxy(real_numba, api)
+        if _is_dispatcher(v):
+            return fn_copy(v.py_func)
+        if isinstance(v, types.FunctionType) and v.__module__ == root.__module__:
+            return fn_copy(v)    # an undecorated helper that may use cuda.*
+        name = aliases.get(id(v))
+        if name is not None:
+            return getattr(api, name)
+        return v
+
+    def fn_copy(fn):
+        if fn in memo:
+            return memo[fn]
+        g = dict(fn.__globals__)
+        closure = None
+        if fn.__closure__:
+            closure = tuple(types.CellType(sub(c.cell_contents)) for c in fn.__closure__)
+        new = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, closure)
+        memo[fn] = new
+        for name in _global_names(fn.__code__):
+            if name in g:
+                g[name] = sub(g[name])
+        static_checks(fn)
+        return new
+
+    return fn_copy(root)
+
+
+def _global_names(code):
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= _global_names(c)
+    return names
+
+
+_checked: dict = {}
+
+
+def static_checks(fn):
+    """Numba needs shared/local array shapes to be compile-time constants: literals or
+    module-level names, never kernel arguments or local variables."""
+    code = fn.__code__
+    if code in _checked:
+        return
+    _checked[code] = True
+    try:
+        src = textwrap.dedent(inspect.getsource(fn))
+        tree = ast.parse(src)
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return
+    func = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if func is None:
+        return
+    params = {a.arg for a in func.args.args + func.args.kwonlyargs}
+    local = {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    for node in ast.walk(func):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "array" and isinstance(node.func.value, ast.Attribute)
+                and node.func.value.attr in ("shared", "local")):
+            continue
+        shape = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "shape"), None)
+        if shape is None:
+            continue
+        for n in ast.walk(shape):
+            if isinstance(n, ast.Name) and (n.id in params or n.id in local):
+                kind = "a kernel argument" if n.id in params else "a variable of the kernel"
+                line = code.co_firstlineno + node.lineno - 1
+                raise LaunchError(
+                    f"line {line}: the shape of cuda.{node.func.value.attr}.array uses `{n.id}`, which is "
+                    f"{kind}. Numba needs the shape at compile time: use a literal or a module-level "
+                    "constant (e.g. TPB = 8), or dynamic shared memory (shape 0 plus the 4th launch "
+                    "parameter).", line=line, source=ast.get_source_segment(src, node))

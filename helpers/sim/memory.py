@@ -1,0 +1,270 @@
+"""Simulated memory: arrays whose every element access is checked and recorded.
+
+A `Storage` is one allocation (a kernel argument, one block's copy of a
+shared array, one thread's local array). A `SimArray` is what kernel code
+holds: a view (offset, shape, strides in elements) onto a Storage. Indexing it
+checks bounds (negative indices too), initialisation, races and read-only
+arrays, then records the access in the running launch's trace.
+"""
+from __future__ import annotations
+
+import operator
+import sys
+
+import numpy as np
+
+from .errors import DataRace, OutOfBounds, ReadOnlyWrite, Unsupported, UninitializedRead
+from .trace import ATOMIC, READ, WRITE
+
+_SPACE_WORDS = {
+    "global": "global array",
+    "shared": "shared array",
+    "local": "local array",
+    "const": "constant array",
+}
+
+
+class Storage:
+    __slots__ = ("run", "data", "shape", "aid", "name", "space", "init", "readonly", "w", "r",
+                 "cross_block", "checked")
+
+    def __init__(self, run, data, aid, name, space, *, initialised=True, readonly=False,
+                 cross_block=False):
+        self.run = run
+        self.data = data.reshape(-1)     # a flat view: writes land in `data`
+        self.shape = data.shape
+        self.aid = aid
+        self.name = name
+        self.space = space
+        self.init = None if initialised else bytearray(data.size)
+        self.readonly = readonly
+        self.w = {}                      # flat index -> (actor, atomic) of the last write
+        self.r = {}                      # flat index -> (last reader actor, an earlier other reader)
+        self.cross_block = cross_block   # global memory: accesses from different blocks conflict
+        self.checked = run.races and space != "local"   # local arrays are private: no races
+
+
+def _unordered(s, c, cross_block):
+    """True when access by actor `s` and by actor `c` are not ordered by any barrier.
+
+    An actor is (block, epoch, warp, warp_epoch, thread)."""
+    if s[0] != c[0]:
+        return cross_block
+    if s[4] == c[4] or s[1] != c[1]:
+        return False
+    return not (s[2] == c[2] and s[3] != c[3])   # same warp, separated by syncwarp
+
+
+class SimArray:
+    __slots__ = ("st", "offset", "shape", "strides", "ndim")
+
+    def __init__(self, st, offset, shape, strides):
+        self.st = st
+        self.offset = offset
+        self.shape = shape
+        self.strides = strides
+        self.ndim = len(shape)
+
+    # --- what Numba lets kernels ask of an array
+    @property
+    def size(self):
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    @property
+    def dtype(self):
+        return self.st.data.dtype
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __iter__(self):
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    def __repr__(self):
+        return f"<{_SPACE_WORDS[self.st.space]} {self.st.name} {self.dtype}{list(self.shape)}>"
+
+    def __array__(self, *a, **k):
+        raise Unsupported(f"`{self.st.name}` is a device array inside a kernel: NumPy functions cannot "
+                          "run on it (Numba would refuse to compile this). Index it element by element.")
+
+    # --- indexing
+    def _locate(self, idx, depth):
+        """Flat storage index for a full index, or a SimArray view for a partial/sliced one."""
+        if type(idx) is not tuple:
+            idx = (idx,)
+        if len(idx) > self.ndim:
+            raise self._oob(idx, f"{len(idx)} indices for a {self.ndim}-D array", depth + 1)
+        off = self.offset
+        shape, strides = [], []
+        for k, i in enumerate(idx):
+            n, st = self.shape[k], self.strides[k]
+            if type(i) is not int:
+                if isinstance(i, slice):
+                    start, stop, step = i.start, i.stop, i.step
+                    for v in (start, stop, step):
+                        if v is not None and operator.index(v) < 0:
+                            raise self._oob(idx, "negative slice bounds wrap around in Python; "
+                                            "write the index you mean explicitly", depth + 1)
+                    start, stop, step = i.indices(n)
+                    off += start * st
+                    shape.append(len(range(start, stop, step)))
+                    strides.append(st * step)
+                    continue
+                try:
+                    i = operator.index(i)
+                except TypeError:
+                    raise Unsupported(
+                        f"index {i!r} into `{self.st.name}` is a {type(i).__name__}, not an integer: "
+                        "CUDA indices must be integers (use int(...) or //)") from None
+            if i < 0 or i >= n:
+                raise self._oob(idx, None, depth + 1)
+            off += i * st
+        if shape or len(idx) < self.ndim:
+            return SimArray(self.st, off, tuple(shape) + self.shape[len(idx):],
+                            tuple(strides) + self.strides[len(idx):])
+        return off
+
+    def _oob(self, idx, why, depth):
+        run = self.st.run
+        shown = ", ".join(str(i) for i in idx)
+        if why is None:
+            neg = any(type(i) is not slice and operator.index(i) < 0 for i in idx)
+            if neg:
+                why = ("a negative index: Python and Numba silently wrap it to the end of the array, "
+                       "real CUDA reads or writes memory before the array (garbage or a crash)")
+            else:
+                why = (f"past the end (shape {tuple(self.shape)}): a real GPU does no bounds check and "
+                       "would silently read garbage or overwrite another array. Is a guard missing?")
+        return run.error(OutOfBounds, f"index [{shown}] into {_SPACE_WORDS[self.st.space]} "
+                         f"`{self.st.name}` is out of bounds: {why}",
+                         depth + 1, array=self.st.name, index=idx)
+
+    def __getitem__(self, idx):
+        if type(idx) is int and self.ndim == 1:
+            if idx < 0 or idx >= self.shape[0]:
+                raise self._oob((idx,), None, 1)
+            flat = self.offset + idx * self.strides[0]
+        else:
+            flat = self._locate(idx, 1)
+            if type(flat) is SimArray:
+                return flat
+        st = self.st
+        run = st.run
+        if st.init is not None and not st.init[flat]:
+            raise self._uninit(idx, 1)
+        t = run.cur
+        if st.checked:
+            c = t.actor
+            w = st.w.get(flat)
+            if w is not None and _unordered(w[0], c, st.cross_block):
+                raise run.race(st, flat, idx, "reads", w[0], "wrote" if not w[1] else "atomically updated", 1)
+            r = st.r.get(flat)
+            if r is None:
+                st.r[flat] = (c, None)
+            elif r[0][4] != c[4] or r[0][0] != c[0]:
+                st.r[flat] = (c, r[0])
+            elif r[0] is not c:
+                st.r[flat] = (c, r[1])
+        run.steps += 1
+        if run.steps > run.max_steps:
+            run.step()
+        if run.tracing:
+            f = sys._getframe(1)
+            run.rec.append((t.b, t.t, st.aid, flat, READ, t.epoch, f.f_code, f.f_lasti))
+        return st.data[flat]
+
+    def __setitem__(self, idx, value):
+        if type(idx) is int and self.ndim == 1:
+            if idx < 0 or idx >= self.shape[0]:
+                raise self._oob((idx,), None, 1)
+            flat = self.offset + idx * self.strides[0]
+        else:
+            flat = self._locate(idx, 1)
+            if type(flat) is SimArray:
+                raise Unsupported(f"assigning to a slice of `{self.st.name}`: write elements one by one")
+        self._write(flat, idx, WRITE, 1)
+        st = self.st
+        try:
+            st.data[flat] = value
+        except (TypeError, ValueError) as e:
+            raise st.run.error(Unsupported, f"cannot store {value!r} in `{st.name}` ({st.data.dtype}): {e}",
+                               1, array=st.name, index=idx) from None
+
+    def _write(self, flat, idx, kind, depth):
+        st = self.st
+        run = st.run
+        t = run.cur
+        if st.readonly:
+            what = "a constant array" if st.space == "const" else "an input"
+            raise run.error(ReadOnlyWrite, f"wrote `{st.name}`[{_fmt(idx)}], which is {what}: the kernel "
+                            "must not change it (the checker compares against the original values)",
+                            depth + 1, array=st.name, index=idx)
+        if st.checked:
+            c = t.actor
+            atomic = kind == ATOMIC
+            w = st.w.get(flat)
+            if w is not None and not (atomic and w[1]) and _unordered(w[0], c, st.cross_block):
+                verb = "atomically updates" if atomic else "writes"
+                raise run.race(st, flat, idx, verb, w[0], "wrote" if not w[1] else "atomically updated",
+                               depth + 1)
+            r = st.r.get(flat)
+            if r is not None:
+                for other in r:
+                    if other is not None and _unordered(other, c, st.cross_block):
+                        raise run.race(st, flat, idx, "writes" if not atomic else "atomically updates",
+                                       other, "read", depth + 1)
+            st.w[flat] = (c, atomic)
+        if st.init is not None:
+            st.init[flat] = 1
+        run.steps += 1
+        if run.steps > run.max_steps:
+            run.step()
+        if run.tracing:
+            f = sys._getframe(depth + 1)
+            run.rec.append((t.b, t.t, st.aid, flat, kind, t.epoch, f.f_code, f.f_lasti))
+
+    def _uninit(self, idx, depth):
+        st = self.st
+        if st.space == "shared":
+            who = "no thread of this block had written it yet"
+            gpu = "a real GPU returns whatever an earlier kernel left in shared memory"
+        elif st.space == "local":
+            who = "this thread had not written it yet"
+            gpu = "a real GPU returns whatever was in the register or stack slot"
+        else:
+            who = "no thread had written it yet (outputs start as garbage: the checker fills them with NaN)"
+            gpu = "a real GPU returns whatever was in that memory"
+        return st.run.error(UninitializedRead, f"read `{st.name}`[{_fmt(idx)}] but {who}; {gpu}. "
+                            "Is a barrier or an initialising write missing?", depth + 1,
+                            array=st.name, index=idx)
+
+    # --- atomics (called from helpers.sim.api)
+    def atomic(self, idx, op, depth):
+        flat = self._locate(idx, depth + 1)
+        if type(flat) is SimArray:
+            raise Unsupported(f"atomic on a slice of `{self.st.name}`: give a full index")
+        st = self.st
+        if st.init is not None and not st.init[flat]:
+            raise self._uninit(idx if type(idx) is tuple else (idx,), depth + 1)
+        self._write(flat, idx, ATOMIC, depth)
+        old = st.data[flat]
+        st.data[flat] = op(old)
+        return old
+
+
+def _fmt(idx):
+    return ", ".join(str(i) for i in idx) if type(idx) is tuple else str(idx)
+
+
+def new_array(st):
+    """A SimArray covering a whole Storage, with the storage's logical shape."""
+    shape = st.shape
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= n
+    return SimArray(st, 0, tuple(shape), tuple(reversed(strides)))
