@@ -105,6 +105,9 @@ def prepare_args(puzzle: Puzzle, case: Case):
             roles[name] = "inout" if name in puzzle.zeroed else "out"
             outputs[name] = arr
             args.append(arr)
+        elif name in puzzle.scratch:
+            roles[name] = "inout"
+            args.append(np.zeros_like(v))
         elif isinstance(v, np.ndarray):
             pristine[name] = v.copy()
             roles[name] = "in"
@@ -117,17 +120,17 @@ def prepare_args(puzzle: Puzzle, case: Case):
 def run_case(puzzle: Puzzle, kernel, case: Case, *, seed: int = 0, trace: bool = True):
     """Run one case on the simulator with every diagnostic on.
 
-    Returns (launch, outputs, args); raises helpers.sim.errors.SimulatorError on a diagnostic."""
+    Returns (launch, outputs); raises helpers.sim.errors.SimulatorError on a diagnostic."""
     args, roles, outputs, _ = prepare_args(puzzle, case)
     launch = sim.launch(kernel, case.grid, case.block, args, shared_bytes=case.shared_bytes, roles=roles,
                         trace=trace, block_order="shuffle", seed=seed,
                         cross_block_races=puzzle.cross_block_races)
-    return launch, outputs, args
+    return launch, outputs
 
 
 def expected(puzzle: Puzzle, case: Case, pristine: dict) -> dict:
     kw = {n: (pristine[n].copy() if n in pristine else case.args[n])
-          for n in puzzle.signature if n not in puzzle.outputs}
+          for n in puzzle.signature if n not in puzzle.outputs and n not in puzzle.scratch}
     want = puzzle.spec(**kw)
     if not isinstance(want, dict):
         want = {puzzle.outputs[0]: want}
@@ -323,8 +326,9 @@ def _gpu_case(puzzle, kernel, case, k, ctx):
     from . import engine
     args, _, outputs, pristine = prepare_args(puzzle, case)
     dev = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
-    engine.gpu_launch(getattr(kernel, "py_func", None) and kernel or cuda.jit(kernel), case.grid, case.block,
-                      dev, case.shared_bytes)
+    if not hasattr(kernel, "py_func"):
+        kernel = cuda.jit(kernel)
+    engine.gpu_launch(kernel, case.grid, case.block, dev, case.shared_bytes)
     cuda.synchronize()
     want = expected(puzzle, case, pristine)
     for n in puzzle.outputs:

@@ -6,6 +6,7 @@ shapes) fails here with Numba's own message.
 """
 from __future__ import annotations
 
+import contextlib
 import types
 
 import numpy as np
@@ -73,12 +74,31 @@ def ptx_check(kernel, args, cc=T4) -> None:
     else:
         err = None
         try:
-            cuda.compile_ptx(_fresh(fn), sig, cc=cc)
+            with _device_functions_without_gpu(cc):
+                cuda.compile_ptx(_fresh(fn), sig, cc=cc)
         except Exception as e:   # Numba raises many error types; all mean "not compilable"
             err = _explain(e)
         _cache[key] = err
     if err:
         raise NumbaRejected(err)
+
+
+@contextlib.contextmanager
+def _device_functions_without_gpu(cc):
+    """numba-cuda 0.30 asks the driver for the current device's compute capability when it
+    compiles a device function, even inside compile_ptx; with no GPU, answer for the target."""
+    from numba.cuda import dispatcher
+
+    from .engine import gpu_present
+    if gpu_present():
+        yield
+        return
+    real = dispatcher.get_current_device
+    dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=cc)
+    try:
+        yield
+    finally:
+        dispatcher.get_current_device = real
 
 
 def _fresh(fn):

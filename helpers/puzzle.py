@@ -70,6 +70,7 @@ class Puzzle:
     hints: tuple = ()               # progressive; none gives the answer away
     budget: Budget = field(default_factory=Budget)
     zeroed: tuple = ()              # outputs that start at zero (atomics accumulate) instead of poison
+    scratch: tuple = ()             # work arrays (block sums, flags): passed zeroed, never compared
     cross_block_races: bool = True  # False only where blocks legitimately talk through global memory
     rtol: float = 1e-5              # float tolerance (integer-valued data is compared exactly)
     atol: float = 1e-5
