@@ -373,23 +373,8 @@ def add_sums_spec(partial, prefix, n):
     return (partial.astype(np.float64) + add).astype(np.float32)
 
 
-def domino_spec(a, n):
-    c = np.cumsum(a.astype(np.float64))
-    nsec = (n + TPB - 1) // TPB
-    ends = np.minimum(np.arange(1, nsec + 1) * TPB, n) - 1
-    return {"out": c.astype(np.float32), "flags": np.ones(nsec, np.int32),
-            "carries": c[ends].astype(np.float32), "counter": np.array([nsec], np.int32)}
-
-
-def lookback_spec(a, n):
-    tile = ITEMS * LB_TPB
-    c = np.cumsum(a.astype(np.float64))
-    ntiles = (n + tile - 1) // tile
-    ends = np.minimum(np.arange(1, ntiles + 1) * tile, n) - 1
-    own = np.array([a[s:s + tile].astype(np.float64).sum() for s in range(0, n, tile)])
-    return {"out": c.astype(np.float32), "flags": np.full(ntiles, 2, np.int32),
-            "sums": np.stack([own, c[ends]], axis=1).astype(np.float32),
-            "counter": np.array([ntiles], np.int32)}
+def full_scan_spec(a, n):
+    return np.cumsum(a.astype(np.float64)).astype(np.float32)
 
 
 def _blocks(n, section):
@@ -560,11 +545,11 @@ predecessor has published the running total up to the predecessor's end (`flags[
 its own total, publishes `carries[s]` and sets `flags[s]`. Blocks take section numbers from an atomic
 counter in the order they start, so a block never waits for a section that no running block owns.""",
         signature=("out", "flags", "carries", "counter", "a", "n"),
-        outputs=("out", "flags", "carries", "counter"),
-        spec=domino_spec,
+        outputs=("out",),
+        spec=full_scan_spec,
         cases=domino_cases,
         reference=domino_scan,
-        zeroed=("flags", "counter"),
+        scratch=("flags", "carries", "counter"),
         cross_block_races=False,
         chapter=CHAPTER, **_TOL,
     ),
@@ -576,11 +561,11 @@ publishes its own total (`flags = 1`) as soon as it knows it, before it knows wh
 successor walks back: it adds own totals of flag-1 tiles until it meets a tile with flag 2 (its full
 running total is there), so no block waits on a whole chain of predecessors.""",
         signature=("out", "flags", "sums", "counter", "a", "n"),
-        outputs=("out", "flags", "sums", "counter"),
-        spec=lookback_spec,
+        outputs=("out",),
+        spec=full_scan_spec,
         cases=lookback_cases,
         reference=lookback_scan,
-        zeroed=("flags", "counter"),
+        scratch=("flags", "sums", "counter"),
         cross_block_races=False,
         chapter=CHAPTER, **_TOL,
     ),

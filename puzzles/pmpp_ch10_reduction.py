@@ -1,0 +1,380 @@
+"""PMPP chapter 10: reduction (sum).
+
+The ladder: a simple tree in one block (its active threads spread out, so every warp stays busy
+until the end), the convergent tree (active threads packed at the front), the first step done
+while loading (half the shared memory), any length with one block per segment and one atomic per
+block, thread coarsening (each thread sums several elements before the tree), and the warp-shuffle
+version with a grid-stride loop, which is what a fast GPU reduction looks like.
+
+The book's first two kernels reduce in place in global memory, overwriting the input. The harness
+here never lets a kernel change its input (a learner must be able to rerun a cell), so these
+kernels work on a shared-memory copy from the start.
+"""
+import numba
+import numpy as np
+from numba import cuda
+
+from helpers.puzzle import Budget, Case, Puzzle
+
+TPB = 16            # threads per block in the puzzles
+SEGMENT = 2 * TPB   # elements one block reduces in the one-block and segmented versions
+COARSE = 2          # coarsened and shuffle versions: loads per thread per round
+FULL_MASK = 0xFFFFFFFF
+
+CHAPTER = "pmpp-10"
+
+
+@cuda.jit
+def reduce_simple(out, a, n):
+    part = cuda.shared.array(SEGMENT, numba.float32)
+    t = cuda.threadIdx.x
+    i = 2 * t
+    part[i] = a[i] if i < n else 0.0
+    part[i + 1] = a[i + 1] if i + 1 < n else 0.0
+    # thread t owns position 2t; at stride s only threads with t % s == 0 still add
+    stride = 1
+    while stride <= cuda.blockDim.x:
+        cuda.syncthreads()
+        if t % stride == 0:
+            part[i] += part[i + stride]
+        stride *= 2
+    if t == 0:
+        out[0] = part[0]
+
+
+@cuda.jit
+def reduce_convergent(out, a, n):
+    part = cuda.shared.array(SEGMENT, numba.float32)
+    t = cuda.threadIdx.x
+    bd = cuda.blockDim.x
+    ### BEGIN SOLUTION
+    part[t] = a[t] if t < n else 0.0
+    part[t + bd] = a[t + bd] if t + bd < n else 0.0
+    # active threads stay packed at the front: whole warps drop out together
+    stride = bd
+    while stride >= 1:
+        cuda.syncthreads()
+        if t < stride:
+            part[t] += part[t + stride]
+        stride //= 2
+    if t == 0:
+        out[0] = part[0]
+    ### END SOLUTION
+
+
+@cuda.jit
+def reduce_shared(out, a, n):
+    # the first step of the tree happens while loading: TPB floats of shared memory, not 2 * TPB
+    part = cuda.shared.array(TPB, numba.float32)
+    t = cuda.threadIdx.x
+    bd = cuda.blockDim.x
+    x = a[t] if t < n else 0.0
+    y = a[t + bd] if t + bd < n else 0.0
+    part[t] = x + y
+    stride = bd // 2
+    while stride >= 1:
+        cuda.syncthreads()
+        if t < stride:
+            part[t] += part[t + stride]
+        stride //= 2
+    if t == 0:
+        out[0] = part[0]
+
+
+@cuda.jit
+def reduce_segmented(out, a, n):
+    part = cuda.shared.array(TPB, numba.float32)
+    t = cuda.threadIdx.x
+    bd = cuda.blockDim.x
+    ### BEGIN SOLUTION
+    start = 2 * bd * cuda.blockIdx.x
+    i = start + t
+    x = a[i] if i < n else 0.0
+    y = a[i + bd] if i + bd < n else 0.0
+    part[t] = x + y
+    stride = bd // 2
+    while stride >= 1:
+        cuda.syncthreads()
+        if t < stride:
+            part[t] += part[t + stride]
+        stride //= 2
+    # one atomic per block: blocks finish in any order
+    if t == 0:
+        cuda.atomic.add(out, 0, part[0])
+    ### END SOLUTION
+
+
+@cuda.jit
+def reduce_coarsened(out, a, n):
+    part = cuda.shared.array(TPB, numba.float32)
+    t = cuda.threadIdx.x
+    bd = cuda.blockDim.x
+    start = 2 * COARSE * bd * cuda.blockIdx.x
+    # each thread first adds 2 * COARSE elements, bd apart (coalesced), with no barriers at all
+    acc = np.float32(0.0)
+    for k in range(2 * COARSE):
+        i = start + k * bd + t
+        if i < n:
+            acc += a[i]
+    part[t] = acc
+    stride = bd // 2
+    while stride >= 1:
+        cuda.syncthreads()
+        if t < stride:
+            part[t] += part[t + stride]
+        stride //= 2
+    if t == 0:
+        cuda.atomic.add(out, 0, part[0])
+
+
+@cuda.jit
+def reduce_shuffle(out, a, n):
+    warp_sums = cuda.shared.array(32, numba.float32)
+    t = cuda.threadIdx.x
+    bd = cuda.blockDim.x
+    lane = t % 32
+    warp = t // 32
+    # grid-stride: any grid covers any n; COARSE independent loads in flight per round
+    acc = np.float32(0.0)
+    start = cuda.blockIdx.x * COARSE * bd
+    while start < n:
+        for k in range(COARSE):
+            i = start + k * bd + t
+            if i < n:
+                acc += a[i]
+        start += cuda.gridDim.x * COARSE * bd
+    ### BEGIN SOLUTION
+    # the 32 lanes of a warp add through registers: no shared memory, no barrier
+    offset = 16
+    while offset > 0:
+        acc += cuda.shfl_down_sync(FULL_MASK, acc, offset)
+        offset //= 2
+    if lane == 0:
+        warp_sums[warp] = acc
+    cuda.syncthreads()
+    if warp == 0:
+        acc = warp_sums[lane] if lane < bd // 32 else np.float32(0.0)
+        offset = 16
+        while offset > 0:
+            acc += cuda.shfl_down_sync(FULL_MASK, acc, offset)
+            offset //= 2
+        if lane == 0:
+            cuda.atomic.add(out, 0, acc)
+    ### END SOLUTION
+
+
+# ------------------------------------------------------------------ specs and cases
+
+def sum_spec(a, n):
+    return np.array([a.astype(np.float64).sum()], np.float32)
+
+
+def _case(rng, n, grid, block):
+    a = rng.uniform(-2, 2, n).astype(np.float32)
+    return Case(grid, block, dict(out=np.zeros(1, np.float32), a=a, n=n))
+
+
+def one_block_cases(rng):
+    # a full segment, odd sizes, one smaller than the block
+    return [_case(rng, n, 1, TPB) for n in (SEGMENT, 17, 5, SEGMENT - 1, 24)]
+
+
+def segmented_cases(rng):
+    return [_case(rng, n, (n + SEGMENT - 1) // SEGMENT, TPB) for n in (100, 7, SEGMENT + 3, 200, 45)]
+
+
+def coarsened_cases(rng):
+    per_block = 2 * COARSE * TPB
+    return [_case(rng, n, (n + per_block - 1) // per_block, TPB) for n in (150, 7, 300, per_block + 1, 129)]
+
+
+def shuffle_cases(rng):
+    # fewer blocks than the data needs: the grid-stride loop must go round; 1, 2 and 3 warps per block
+    return [_case(rng, n, grid, block) for n, grid, block in
+            [(1000, 3, 64), (7, 2, 32), (389, 2, 96), (1201, 4, 64), (64, 1, 32)]]
+
+
+_TOL = dict(rtol=1e-5, atol=1e-4)   # float32 sums in another order than NumPy's
+
+_FIRST_STEP_BUDGET = Budget(global_reads=2, global_writes=1, shared_bytes=TPB * 4)
+
+PUZZLES = [
+    Puzzle(
+        name="ch10_reduce_simple",
+        title="Simple sum reduction",
+        statement=f"""One block of `TPB = {TPB}` threads sums up to `2 * TPB` elements into `out[0]`. Thread
+`t` copies `a[2t]` and `a[2t + 1]` into shared memory (0 past `n`) and owns position `2t`; at stride
+`1, 2, 4, ...` the threads with `t % stride == 0` add the partial sum `stride` places to their
+right.""",
+        signature=("out", "a", "n"),
+        outputs=("out",),
+        spec=sum_spec,
+        cases=one_block_cases,
+        reference=reduce_simple,
+        budget=Budget(global_reads=2, global_writes=1),
+        chapter=CHAPTER, **_TOL,
+    ),
+    Puzzle(
+        name="ch10_reduce_convergent",
+        title="Convergent sum reduction",
+        statement=f"""The same sum (one block of `TPB = {TPB}`, up to `2 * TPB` elements, 0 past `n`), but
+thread `t` owns position `t`: copy `a[t]` and `a[t + blockDim]` into shared memory, then at stride
+`blockDim, blockDim / 2, ..., 1` the threads `t < stride` add `part[t + stride]`. The active threads
+stay together at the front, so whole warps go idle instead of every warp running at a fraction.""",
+        signature=("out", "a", "n"),
+        outputs=("out",),
+        spec=sum_spec,
+        cases=one_block_cases,
+        reference=reduce_convergent,
+        budget=Budget(global_reads=2, global_writes=1),
+        hints=(
+            "Every thread must reach every syncthreads(): keep the barrier outside the `if t < stride`.",
+            "Barrier before each step: a thread reads part[t + stride], which another thread wrote in "
+            "the step before.",
+            "Only thread 0 writes out[0], after the last step.",
+        ),
+        chapter=CHAPTER, **_TOL,
+    ),
+    Puzzle(
+        name="ch10_reduce_shared",
+        title="First step while loading",
+        statement=f"""The convergent tree with its first step done as the data arrives: thread `t` stores
+`a[t] + a[t + blockDim]` into a shared array of only `TPB = {TPB}` floats. Half the shared memory, one
+barrier fewer, and two global reads per thread (enforced).""",
+        signature=("out", "a", "n"),
+        outputs=("out",),
+        spec=sum_spec,
+        cases=one_block_cases,
+        reference=reduce_shared,
+        budget=_FIRST_STEP_BUDGET,
+        chapter=CHAPTER, **_TOL,
+    ),
+    Puzzle(
+        name="ch10_reduce_segmented",
+        title="Any length: one segment per block, one atomic per block",
+        statement=f"""Sum `a` of any length into `out[0]` (which starts at 0). Block `b` reduces the segment
+of `2 * blockDim` elements starting at `2 * blockDim * b` as in the previous puzzle, then thread 0 adds
+the block's total to `out[0]` with `cuda.atomic.add`. Budget: two global reads per thread, one atomic
+per block, `TPB = {TPB}` floats of shared memory.""",
+        signature=("out", "a", "n"),
+        outputs=("out",),
+        spec=sum_spec,
+        cases=segmented_cases,
+        reference=reduce_segmented,
+        zeroed=("out",),
+        budget=Budget(global_reads=2, shared_bytes=TPB * 4, global_atomics_per_block=1),
+        hints=(
+            "Index the input with the segment start plus t, not t alone.",
+            "A plain out[0] += total from every block is a race between blocks: use cuda.atomic.add.",
+        ),
+        chapter=CHAPTER, **_TOL,
+    ),
+    Puzzle(
+        name="ch10_reduce_coarsened",
+        title="Thread coarsening",
+        statement=f"""Each block reduces `2 * COARSE * blockDim` elements (`COARSE = {COARSE}`): every thread
+first adds its `2 * COARSE` elements, `blockDim` apart, in a register (no barriers needed), then the
+block runs the tree over one value per thread and adds its total atomically. Fewer blocks, fewer
+barriers per element.""",
+        signature=("out", "a", "n"),
+        outputs=("out",),
+        spec=sum_spec,
+        cases=coarsened_cases,
+        reference=reduce_coarsened,
+        zeroed=("out",),
+        budget=Budget(global_reads=2 * COARSE, shared_bytes=TPB * 4, global_atomics_per_block=1),
+        chapter=CHAPTER, **_TOL,
+    ),
+    Puzzle(
+        name="ch10_reduce_shuffle",
+        title="Warp shuffles and a grid-stride loop",
+        statement="""The loop that gives each thread its running sum is written for you: a grid-stride loop,
+so any grid covers any `n`. Finish the block's sum without a shared-memory tree: within each warp,
+`cuda.shfl_down_sync(0xFFFFFFFF, acc, offset)` for `offset = 16, 8, 4, 2, 1` leaves the warp's total
+in lane 0; lane 0 of each warp stores it in `warp_sums`; after a barrier the first warp adds those up
+the same way and its lane 0 adds the block's total to `out[0]` atomically. Budget per thread: one
+shared write, one shared read; one atomic per block. Block sizes are whole warps (32, 64, 96).""",
+        signature=("out", "a", "n"),
+        outputs=("out",),
+        spec=sum_spec,
+        cases=shuffle_cases,
+        reference=reduce_shuffle,
+        zeroed=("out",),
+        budget=Budget(shared_writes=1, shared_reads=1, global_atomics_per_block=1),
+        hints=(
+            "Every lane of the warp must execute each shfl_down_sync with the full mask: no `if` around it.",
+            "The number of warps is blockDim.x // 32; lanes past it contribute 0 in the second round.",
+            "Barrier between the warp_sums writes and the first warp reading them.",
+        ),
+        chapter=CHAPTER, **_TOL,
+    ),
+]
+
+
+# ------------------------------------------------------------------ GPU benchmark
+
+GOAL = {"ceiling": "copy", "fraction": 0.8, "best": "ch10_reduce_shuffle"}
+
+
+def _bench_data(rng, n):
+    # small integers as floats: every partial sum is exact in float32, so any order of summation agrees
+    return rng.integers(-8, 9, n).astype(np.float32)
+
+
+def benchmark(scale: float = 1.0):
+    """Validate, then time, the any-length reductions. Bytes: the input read once."""
+    from helpers import bench
+    from puzzles.bench import specialize
+    dev = cuda.get_current_device()
+    sms = dev.MULTIPROCESSOR_COUNT
+    rng = np.random.default_rng(10)
+
+    def seg_launch(kern, tpb):
+        return lambda out, a: kern[(a.shape[0] + 2 * tpb - 1) // (2 * tpb), tpb](out, a, a.shape[0])
+
+    def coarse_launch(kern, tpb, coarse):
+        per = 2 * coarse * tpb
+        return lambda out, a: kern[(a.shape[0] + per - 1) // per, tpb](out, a, a.shape[0])
+
+    def shuffle_launch(kern, tpb, blocks_per_sm):
+        return lambda out, a: kern[blocks_per_sm * sms, tpb](out, a, a.shape[0])
+
+    variants = {}
+    for tpb in (256, 1024):
+        variants[("ch10_reduce_segmented", tpb)] = seg_launch(
+            specialize(reduce_segmented, TPB=tpb), tpb)
+        variants[("ch10_reduce_coarsened", tpb)] = coarse_launch(
+            specialize(reduce_coarsened, TPB=tpb, COARSE=8), tpb, 8)
+    for tpb in (256, 512):
+        variants[("ch10_reduce_shuffle", tpb)] = shuffle_launch(specialize(reduce_shuffle, COARSE=8), tpb, 8)
+
+    # validation first: fresh data, odd sizes, every block size
+    for n in (1_000_003, 77, 5_000_001):
+        a = _bench_data(rng, n)
+        expected = np.array([a.astype(np.float64).sum()], np.float32)
+        d_a = cuda.to_device(a)
+        for (name, tpb), launch in variants.items():
+            out = cuda.to_device(np.zeros(1, np.float32))
+            launch(out, d_a)
+            bench.validate(f"{name} ({tpb} threads, n={n})", out.copy_to_host(), expected, rtol=0, atol=0)
+
+    n = max(1 << 16, int((64 << 20) * scale))       # 256 MiB of float32 at scale 1
+    a = _bench_data(rng, n)
+    d_a = cuda.to_device(a)
+    expected = np.array([a.astype(np.float64).sum()], np.float32)
+    out = cuda.device_array(1, np.float32)
+    zero = cuda.to_device(np.zeros(1, np.float32))
+    rows = [bench.copy_ceiling(n * 4)]
+    best = {}
+    for (name, tpb), launch in variants.items():
+        def run(launch=launch):
+            out.copy_to_device(zero)          # the atomics accumulate: start from 0 each launch
+            launch(out, d_a)
+        run()
+        bench.validate(f"{name} ({tpb} threads)", out.copy_to_host(), expected, rtol=0, atol=0)
+        seconds = bench.time_gpu(run)
+        if name not in best or seconds < best[name]:
+            best[name] = seconds
+    # one row per variant: its best block size
+    rows += [bench.Measurement(name, s, bytes=n * 4) for name, s in best.items()]
+    return rows
