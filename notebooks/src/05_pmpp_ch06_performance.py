@@ -1,0 +1,189 @@
+# %% [markdown]
+# # PMPP chapter 6: performance considerations
+#
+# A kernel can be correct and still use a tenth of what the GPU can do. This chapter is about the
+# three habits that matter most for memory-bound kernels, all shown on one small kernel, the
+# matrix transpose:
+#
+# 1. **Coalescing**: the 32 threads of a warp should touch neighbouring addresses in the same
+#    instruction, so that the hardware serves them with a few wide memory transactions.
+# 2. **Corner turning**: when one side of the computation must walk a matrix the "wrong" way, turn
+#    the corner in shared memory, where strided access is cheap, and keep both global sides
+#    coalesced.
+# 3. **Thread coarsening**: give each thread several elements, so fixed per-thread costs (index
+#    arithmetic, barriers, block start-up) are paid once for many elements.
+#
+# The chapter ends with the optimisation checklist and a timing on the GPU.
+
+# %% setup
+
+# %%
+from numba import cuda, float32
+
+import puzzles
+from helpers import bench
+from helpers.check import KernelDiagnosed, WrongAnswer, expect_failure
+from puzzles import pmpp_ch06_performance as ch06
+
+# %% [markdown]
+# ## Coalescing: what a warp asks of memory
+#
+# Global memory is read in segments of 32 bytes (sectors), grouped in 128-byte lines. When the
+# 32 lanes of a warp read 32 consecutive floats, that is 128 bytes: four sectors, one request.
+# When each lane reads a float `w` elements away from its neighbour, the warp needs 32 separate
+# sectors, of which it uses 4 bytes each: an eighth of the bandwidth, at best.
+#
+# Which lanes form a warp? Threads are numbered with `threadIdx.x` varying fastest, then
+# `threadIdx.y`: in a `TILE x TILE` block, a warp is `32 / TILE` consecutive rows of threads.
+# So the rule of thumb is: **`threadIdx.x` should move along the last (contiguous) index** of every
+# array a warp reads or writes.
+#
+# The naive transpose below breaks this rule on one side, and cannot avoid it: `out[y, x] = a[x, y]`
+# makes `threadIdx.x` move along a row of `out` (good) and down a column of `a` (bad). Swapping
+# `x` and `y` only moves the problem to the writes.
+
+# %% [markdown] statement:ch06_transpose_naive
+
+# %%
+TILE = ch06.TILE        # 8: the puzzles' launches are built for this size (the GPU benchmark uses 32)
+TILE_P = ch06.TILE_P    # TILE + 1
+ROWS = ch06.ROWS        # 2
+
+# %% kernel:ch06_transpose_naive
+
+# %% [markdown]
+# The coalescing view shows, for each warp instruction, how many memory sectors it needed compared
+# with the fewest possible. Look at the read of `a` against the write of `out`.
+
+# %%
+puzzles.show("ch06_transpose_naive", transpose_naive, view="coalescing")
+
+# %%
+puzzles.check("ch06_transpose_naive", transpose_naive)
+
+# %% [markdown]
+# ## Corner turning
+#
+# The book introduces corner turning for matrix multiplication with `B` stored column by column:
+# the threads that need a row of `B` would read down a column of memory. The cure is the same as
+# here: load a tile **in the order memory likes** (coalesced), keep it in shared memory, and read it
+# back in the order the computation likes. Shared memory has no sectors to waste; its cost model is
+# banks (32 four-byte banks; lanes hitting different addresses in the same bank wait in turn),
+# which is what `TILE_P = TILE + 1` is for.
+
+# %% [markdown] statement:ch06_transpose_tiled
+
+# %% kernel:ch06_transpose_tiled
+
+# %%
+puzzles.show("ch06_transpose_tiled", transpose_tiled, view="coalescing")
+
+# %% [markdown]
+# And the banks view, for the shared-memory side of the turn:
+
+# %%
+puzzles.show("ch06_transpose_tiled", transpose_tiled, view="banks")
+
+# %%
+puzzles.check("ch06_transpose_tiled", transpose_tiled)
+
+# %% [markdown]
+# Two classic mistakes, caught. Without the barrier, a thread may read `tile[tx, ty]` before the
+# thread that loads it has run: the simulator reports the race. Reading `tile[ty, tx]` on the way
+# out copies the tile without turning it.
+
+
+# %%
+@cuda.jit
+def transpose_no_barrier(out, a, h, w):
+    tile = cuda.shared.array((TILE, TILE_P), float32)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    row0 = cuda.blockIdx.x * TILE
+    col0 = cuda.blockIdx.y * TILE
+    if row0 + ty < h and col0 + tx < w:
+        tile[ty, tx] = a[row0 + ty, col0 + tx]
+    if col0 + ty < w and row0 + tx < h:
+        out[col0 + ty, row0 + tx] = tile[tx, ty]
+
+
+expect_failure(KernelDiagnosed, puzzles.check, "ch06_transpose_tiled", transpose_no_barrier)
+
+
+# %%
+@cuda.jit
+def transpose_no_turn(out, a, h, w):
+    tile = cuda.shared.array((TILE, TILE_P), float32)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    row0 = cuda.blockIdx.x * TILE
+    col0 = cuda.blockIdx.y * TILE
+    if row0 + ty < h and col0 + tx < w:
+        tile[ty, tx] = a[row0 + ty, col0 + tx]
+    cuda.syncthreads()
+    if col0 + ty < w and row0 + tx < h:
+        out[col0 + ty, row0 + tx] = tile[ty, tx]
+
+
+expect_failure((KernelDiagnosed, WrongAnswer), puzzles.check, "ch06_transpose_tiled", transpose_no_turn)
+
+# %% [markdown]
+# ## Thread coarsening
+#
+# Every thread pays for itself: computing its indices, checking its bounds, waiting at the barrier,
+# and the block it belongs to must be scheduled and retired. When the hardware could not run more
+# threads at once anyway, giving each thread several elements does the same work with less
+# overhead. The price: less parallelism to hide latency with, and more registers per thread. Coarsen
+# until the GPU is just full, not further.
+
+# %% [markdown] statement:ch06_transpose_coarse
+
+# %% kernel:ch06_transpose_coarse
+
+# %%
+puzzles.show("ch06_transpose_coarse", transpose_coarse, view="counts")
+
+# %%
+puzzles.check("ch06_transpose_coarse", transpose_coarse)
+
+# %% [markdown]
+# ## The optimisation checklist
+#
+# The book closes the chapter with a list of optimisations that recur through the rest of it. In
+# short, and with where this course uses each:
+#
+# | optimisation | what it buys | where in this course |
+# |---|---|---|
+# | occupancy: enough warps on every SM | memory latency hidden by switching warps | grid-stride loops |
+# | coalesced global access | whole memory transactions used | this notebook, matmul, stencil |
+# | uniform control flow | all 32 lanes doing useful work | reduction (ch 10) |
+# | tiling of reused data | fewer global reads for the same result | matmul, convolution, stencil |
+# | privatisation | less contention on shared results | histogram (ch 9) |
+# | thread coarsening | less per-thread overhead and redundant work | this notebook, stencil, histogram |
+#
+# How, in one line each: occupancy comes from enough blocks and not too many registers or too much
+# shared memory per block (both cap how many blocks fit on an SM); coalescing from `threadIdx.x`
+# along the contiguous index, with corner turning where the algorithm fights it; uniform control
+# flow from branches that split whole warps, or from padding the data instead of special-casing it;
+# tiling from staging what many threads need in shared memory or registers; privatisation from
+# private copies merged once at the end; coarsening from several outputs per thread, once the GPU is
+# already full.
+#
+# None of these is free: each costs registers, shared memory, code or parallelism. Measure before
+# and after; the next cell does that for the transpose.
+
+# %% [markdown]
+# ## Measure it
+#
+# On a GPU, the three kernels (with 32 x 32 tiles and 32 x 8 blocks for the coarsened one) move a
+# 256 MiB matrix; the device-to-device copy measured in the same run is the ceiling. A transpose
+# moves the same bytes as a copy, so it can come close to it. On a CPU machine this cell says so
+# and does nothing.
+
+# %%
+if bench.skip_reason():
+    print(bench.skip_reason())
+else:
+    rows = ch06.benchmark()
+    print(bench.table(rows))
+    bench.bar_chart(rows, title="Transpose: naive vs corner-turned vs coarsened")
