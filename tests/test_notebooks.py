@@ -30,16 +30,34 @@ def test_generated_files_are_current():
     assert not bad, "stale: " + ", ".join(bad) + "\nrun `python -m helpers.nbbuild` and commit the result"
 
 
-def _errors(nb):
-    for i, cell in enumerate(nb.cells):
-        if cell.cell_type == "code":
-            for out in cell.get("outputs", []):
-                if out.output_type == "error":
-                    yield i, cell, out
-
-
 def _mentions(source, *names):
     return any(re.search(rf"(?<![\w.]){re.escape(n)}\b|[\"']{re.escape(n)}[\"']", source) for n in names)
+
+
+def exercise_problems(nb, cells) -> list:
+    """What is wrong with an executed exercise notebook `nb`, built from source `cells`.
+
+    The only cells allowed to raise are check cells (`check(` in them) raising NotSolvedYet,
+    and every stubbed kernel must have such a check cell after it: an untouched stub that
+    passes, or fails some other way, gives the answer away or does not run.
+    """
+    problems, raised = [], set()
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []) if cell.cell_type == "code" else ():
+            if out.output_type != "error":
+                continue
+            if out.ename == "NotSolvedYet" and "check(" in cell.source:
+                raised.add(i)
+            else:
+                problems.append(f"cell {i} raised {out.ename}: {out.evalue}\n    {cell.source[:300]}")
+    for k, c in enumerate(cells):
+        if c.kind != "kernel" or "# FILL ME IN" not in nb.cells[k].source:
+            continue
+        fn = re.search(r"def\s+(\w+)", nb.cells[k].source).group(1)
+        if not any(j > k and _mentions(nb.cells[j].source, c.arg, fn) for j in raised):
+            problems.append(f"the stub of {c.arg!r} (cell {k}, {fn}) has no check cell "
+                            "that raised NotSolvedYet")
+    return problems
 
 
 @pytest.mark.parametrize("stem", STEMS)
@@ -54,28 +72,46 @@ def test_exercise_notebook_runs(stem):
     client.execute()
     elapsed = time.perf_counter() - start
     print(f"{stem}: {elapsed:.1f} s")
-
-    bad = []
-    raised = set()
-    for i, cell, out in _errors(nb):
-        if out.ename == "NotSolvedYet" and "check(" in cell.source:
-            raised.add(i)
-        else:
-            bad.append(f"cell {i} raised {out.ename}: {out.evalue}\n    {cell.source[:300]}")
-    assert not bad, f"{path.name}: only check cells of unsolved stubs may raise (NotSolvedYet):\n" + \
-        "\n".join(bad)
-
-    # Each stub's check cell must say NotSolvedYet: an untouched stub that passes or fails
-    # differently means the stub gives the answer away or does not run.
     cells = nbbuild.parse((ROOT / "notebooks" / "src" / f"{stem}.py").read_text(), stem)
-    for k, c in enumerate(cells):
-        if c.kind != "kernel" or "# FILL ME IN" not in nb.cells[k].source:
-            continue
-        fn = re.search(r"def\s+(\w+)", nb.cells[k].source).group(1)
-        hits = [j for j in raised if j > k and _mentions(nb.cells[j].source, c.arg, fn)]
-        assert hits, (f"{path.name}: the stub of {c.arg!r} (cell {k}, {fn}) has no check cell "
-                      "that raised NotSolvedYet")
+    problems = exercise_problems(nb, cells)
+    assert not problems, f"{path.name}:\n" + "\n".join(problems)
     assert elapsed < NOTEBOOK_BUDGET_S, f"{path.name} took {elapsed:.0f} s (budget {NOTEBOOK_BUDGET_S:.0f} s)"
+
+
+def _executed(check_error=("NotSolvedYet", "check('demo', demo_kernel)"), extra_error=None):
+    """A tiny executed exercise notebook and its source cells, without running a kernel."""
+    from nbformat import v4
+
+    src = ("# %% [markdown]\n# # T\n# %% setup\n# %% kernel:demo\n"
+           "# %%\nx = 1\n# %%\ncheck('demo', demo_kernel)\n")
+    cells = nbbuild.parse(src)
+    nb = v4.new_notebook(cells=[
+        v4.new_markdown_cell("# T"), v4.new_code_cell("import helpers"),
+        v4.new_code_cell("def demo_kernel(out, a):\n    # FILL ME IN (roughly 1 line)\n    pass"),
+        v4.new_code_cell("x = 1"), v4.new_code_cell(check_error[1] if check_error else "check(1)"),
+    ])
+    if check_error:
+        nb.cells[4].outputs = [v4.new_output("error", ename=check_error[0], evalue="", traceback=[])]
+    if extra_error:
+        nb.cells[3].outputs = [v4.new_output("error", ename=extra_error, evalue="", traceback=[])]
+    return nb, cells
+
+
+def test_exercise_rules_accept_a_stub_whose_check_says_not_solved():
+    assert exercise_problems(*_executed()) == []
+    assert exercise_problems(*_executed(check_error=("NotSolvedYet", "puzzles.check(\"demo\", k)"))) == []
+
+
+@pytest.mark.parametrize("kw, expect", [
+    ({"check_error": ("WrongAnswer", "check('demo', demo_kernel)")}, "cell 4 raised WrongAnswer"),
+    ({"check_error": None}, "the stub of 'demo' (cell 2, demo_kernel) has no check cell"),
+    ({"check_error": ("NotSolvedYet", "check('other', other_kernel)")}, "has no check cell"),
+    ({"extra_error": "NameError"}, "cell 3 raised NameError"),
+    ({"extra_error": "NotSolvedYet"}, "cell 3 raised NotSolvedYet"),   # not a check cell
+])
+def test_exercise_rules_reject(kw, expect):
+    problems = exercise_problems(*_executed(**kw))
+    assert any(expect in p for p in problems), problems
 
 
 @pytest.mark.parametrize("stem", STEMS)
