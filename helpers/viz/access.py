@@ -1,0 +1,391 @@
+"""Access map: which thread read which cells and wrote which cells, one panel per block.
+
+Arrays are grids of cells (1-D: a row, wrapped past 32; 2-D: a matrix); inputs on
+the left, shared memory in the middle (one copy per barrier interval, because a
+`syncthreads` separates "before" from "after"), outputs on the right. Every thread
+has a colour; a dot is a read, a filled cell a write, a line links the reads of a
+thread to the write they fed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import matplotlib as mpl
+import numpy as np
+from matplotlib.collections import LineCollection, PolyCollection
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch, Rectangle
+
+from helpers.sim.trace import READ, Trace
+from helpers.viz import analysis as an
+from helpers.viz import style
+
+WRAP = 32             # 1-D arrays longer than this wrap onto more rows
+MAX_BLOCKS = 4
+MAX_THREADS = 256     # 16 x 16
+VALUE_CELLS = 96      # arrays up to this many cells show their values
+LABEL_CELLS = 48      # ... and, when written, the writer's thread id
+LEGEND_THREADS = 16   # a legend entry per thread up to this many, a colour bar beyond
+
+
+@dataclass
+class Placed:
+    """Where one array (or one barrier-interval copy of a shared array) sits in a panel."""
+    array: int
+    epoch: int          # -1 for one copy (global/const); barrier interval for shared copies
+    x0: float
+    y0: float
+    rows: int
+    cols: int
+    size: int
+    label: str
+
+    def cell(self, flat):
+        """(x, y) of the centre of flat element `flat` (array-like ok)."""
+        flat = np.asarray(flat)
+        return self.x0 + flat % self.cols + 0.5, self.y0 + flat // self.cols + 0.5
+
+    def cell_at(self, index) -> tuple:
+        """(x, y) centre for an index as the kernel wrote it, possibly outside the array
+        (then drawn just past the edge it crossed)."""
+        idx = [int(i) for i in np.atleast_1d(index)]
+        if len(idx) == 1:
+            i = idx[0]
+            if i < 0:
+                r, c = 0, max(i, -2)
+            elif self.rows == 1:
+                r, c = 0, min(i, self.cols + 1)
+            else:
+                r, c = divmod(i, self.cols)
+        else:
+            r, c = idx[-2], idx[-1]
+        r = min(max(r, -2), self.rows + 1)
+        c = min(max(c, -2), self.cols + 1)
+        return self.x0 + c + 0.5, self.y0 + r + 0.5
+
+
+@dataclass
+class Layout:
+    placed: list
+    width: float
+    height: float
+    by_key: dict = field(default_factory=dict)   # (array, epoch) -> Placed
+    right_ids: set = field(default_factory=set)  # output arrays (show values after the launch)
+    ever_written: dict = field(default_factory=dict)  # array id -> indices any block wrote
+    dot_size: float = 20.0
+    line_width: float = 1.4
+    several: bool = False                         # some cell had several writers
+
+
+def _grid(info) -> tuple:
+    size = int(np.prod(info.shape, dtype=np.int64)) if len(info.shape) else 1
+    if len(info.shape) >= 2:
+        cols = int(info.shape[-1])
+    else:
+        cols = max(1, min(size, WRAP))
+    return max(1, -(-size // cols)), cols, size
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'tsnrhtdd'[(n // 10 % 10 != 1) * (n % 10 < 4) * n % 10::4]}"
+
+
+def _label(info, epoch: int) -> str:
+    shape = "x".join(map(str, info.shape))
+    if info.space == "shared":
+        when = "before any syncthreads" if epoch == 0 else f"after the {_ordinal(epoch)} syncthreads"
+        return f"{info.name}  (shared {info.dtype}[{shape}]), {when}"
+    role = {"in": "input", "out": "output", "inout": "in/out"}.get(info.role, info.space)
+    return f"{info.name}  ({role} {info.dtype}[{shape}])"
+
+
+def columns(trace: Trace) -> tuple:
+    """(inputs, shared, outputs) array ids; outputs are globals declared out/inout, or written."""
+    written = set(trace.acc["array"][trace.acc["kind"] != READ].tolist())
+    ins, mid, outs = [], [], []
+    for a in an.drawn_arrays(trace):
+        if a.space == "shared":
+            mid.append(a.id)
+        elif a.role in ("out", "inout") or (a.role == "" and a.id in written):
+            outs.append(a.id)
+        else:
+            ins.append(a.id)
+    return ins, mid, outs
+
+
+BAND_WIDTH = 70       # cells; a band wider than this wraps
+ARRAY_GAP = 2.0       # cells between arrays side by side
+BAND_GAP = 2.2        # cells between bands: room for the lines to slant
+LABEL_CHARS = 6.0     # label characters per cell width (8 pt labels, 0.45 inch cells)
+
+
+def layout(trace: Trace, blocks, extra_epochs=None) -> Layout:
+    """Bands from top to bottom, as data flows: inputs; shared memory, one band per barrier
+    interval any shown block used; outputs. Arrays of a band sit side by side."""
+    ins, mid, outs = columns(trace)
+    epochs = an.shared_epochs(trace, blocks)
+    for aid, ep in (extra_epochs or {}).items():
+        epochs[aid] = sorted(set(epochs.get(aid, [])) | {ep})
+    all_epochs = sorted({e for a in mid for e in (epochs.get(a) or [0])})
+    bands = [[(a, -1) for a in ins]]
+    bands += [[(a, e) for a in mid if e in (epochs.get(a) or [0])] for e in all_epochs]
+    bands += [[(a, -1) for a in outs]]
+    rows_of = []                    # each band cut into lines no wider than BAND_WIDTH
+    for band in (b for b in bands if b):
+        line, width = [], 0.0
+        for item in band:
+            w = max(_grid(trace.arrays[item[0]])[1], len(_label(trace.arrays[item[0]], item[1])) / LABEL_CHARS)
+            if line and width + ARRAY_GAP + w > BAND_WIDTH:
+                rows_of.append(line)
+                line, width = [], 0.0
+            width += (ARRAY_GAP if line else 0) + w
+            line.append(item)
+        rows_of.append(line)
+    def foot(item):             # an array's width, or its label's if wider
+        return max(_grid(trace.arrays[item[0]])[1], len(_label(trace.arrays[item[0]], item[1])) / LABEL_CHARS)
+
+    widths = [sum(foot(it) for it in line) + ARRAY_GAP * (len(line) - 1) for line in rows_of]
+    total_w = max(widths, default=1)
+    placed, y = [], 0.0
+    for line, w in zip(rows_of, widths):
+        x = (total_w - w) / 2
+        y += 1.3                                  # room for the labels
+        tallest = 0
+        for aid, ep in line:
+            rows, cols, size = _grid(trace.arrays[aid])
+            placed.append(Placed(aid, ep, x, y, rows, cols, size, _label(trace.arrays[aid], ep)))
+            x += foot((aid, ep)) + ARRAY_GAP
+            tallest = max(tallest, rows)
+        y += tallest + BAND_GAP
+    lay = Layout(placed, total_w, y - BAND_GAP + 0.6)
+    lay.by_key = {(p.array, p.epoch): p for p in placed}
+    return lay
+
+
+@dataclass
+class Focus:
+    """What the diagnostic view marks in red."""
+    block: int | None = None
+    threads: tuple = ()                 # linear thread ids in `block`
+    marks: list = field(default_factory=list)   # (array id, epoch key, index as written, text)
+    extra_epochs: dict = field(default_factory=dict)
+
+
+def _cell_texts(trace: Trace, lay: Layout, p: Placed, wr: dict, show_values: bool) -> list:
+    """(x, y, value text, writer label, flat index) per cell worth labelling."""
+    info = trace.arrays[p.array]
+    values = None
+    if show_values and info.space != "shared" and p.size <= VALUE_CELLS:
+        src = trace.after if info.id in lay.right_ids else trace.before
+        if info.name in src:
+            values = np.asarray(src[info.name]).reshape(-1)
+    if values is None and p.size > LABEL_CELLS:
+        return []
+    ever = lay.ever_written.get(p.array, set())
+    out = []
+    for i in range(p.size):
+        x, y = p.x0 + i % p.cols + 0.5, p.y0 + i // p.cols + 0.5
+        who = wr.get((p.array, p.epoch, i), ())
+        txt = ""
+        if values is not None:
+            if info.id in lay.right_ids and i not in ever:
+                txt = "·"                     # poison: nobody wrote it
+            elif i < values.size:
+                txt = style.fmt_value(values[i])
+        label = ""
+        if who and p.size <= LABEL_CELLS:
+            label = f"t{an.thread_name(trace, who[0])}" if len(who) == 1 else f"{len(who)} threads"
+        if txt or label:
+            out.append((x, y, txt, label, i))
+    return out
+
+
+def _draw_panel(ax, trace: Trace, lay: Layout, block: int, threads: list, colors: dict, focus, show_values):
+    rows = trace.acc[trace.acc["block"] == block]
+    wr = an.writers(trace, block)
+    bad_threads = set(focus.threads) if focus and focus.block == block else set()
+    cells, faces, texts, face_of = [], [], [], {}
+    for p in lay.placed:
+        sel = rows[rows["array"] == p.array]
+        if p.epoch >= 0:
+            sel = sel[sel["epoch"] == p.epoch]
+        rd = sel[sel["kind"] == READ]
+        readers: dict = {}
+        for t, i in zip(rd["thread"].tolist(), rd["index"].tolist()):
+            readers.setdefault(i, set()).add(t)
+        for i in range(p.size):
+            x, y = p.x0 + i % p.cols, p.y0 + i // p.cols
+            cells.append(((x, y), (x + 1, y), (x + 1, y + 1), (x, y + 1)))
+            who = wr.get((p.array, p.epoch, i), ())
+            if len(who) == 1:
+                faces.append(colors.get(who[0], style.MUTED))
+            elif who:
+                faces.append(style.MUTED)
+                lay.several = True
+            elif len(readers.get(i, ())) == 1:
+                faces.append(style.tint(colors.get(next(iter(readers[i])), style.MUTED)))
+            else:
+                faces.append(style.READ_TINT if i in readers else style.EMPTY)
+            face_of[(p.array, p.epoch, i)] = faces[-1]
+        texts += [(x, y, txt, label, face_of[(p.array, p.epoch, i)])
+                  for x, y, txt, label, i in _cell_texts(trace, lay, p, wr, show_values)]
+        ax.text(p.x0, p.y0 - 0.25, p.label, fontsize=style.FONT["label"], ha="left", va="bottom", color=style.INK)
+    # cells sit above the lines: a line shows between the cells it joins, not across values
+    ax.add_collection(PolyCollection(cells, facecolors=faces, edgecolors="#BBBBBB", linewidths=0.6, zorder=2))
+    for x, y, txt, label, face in texts:
+        ink = style.ink_on(face) if face != style.EMPTY else style.MUTED   # grey: another block's doing
+        if txt and label:
+            ax.text(x, y - 0.12, txt, fontsize=style.FONT["cell"], ha="center", va="center", zorder=4, color=ink)
+            ax.text(x, y + 0.28, label, fontsize=style.FONT["cell"] - 1, ha="center", va="center", zorder=4,
+                    color=ink)
+        else:
+            ax.text(x, y, txt or label, fontsize=style.FONT["cell"], ha="center", va="center", zorder=4,
+                    color=ink if txt != "·" else style.MUTED)
+
+    # read -> write lines, from the edge of the read cell to the facing edge of the written one
+    e = an.edges(trace, block)
+    e = e[np.isin(e["thread"], threads)]
+    segs, segcol, widths = [], [], []
+    for r in e:
+        ps = lay.by_key.get((int(r["src_array"]), int(r["src_epoch"])))
+        pd = lay.by_key.get((int(r["dst_array"]), int(r["dst_epoch"])))
+        if ps is None or pd is None:
+            continue
+        (xs, ys), (xd, yd) = ps.cell(r["src_index"]), pd.cell(r["dst_index"])
+        if (xs, ys) == (xd, yd):
+            continue                       # read-modify-write of one cell
+        dy = np.sign(yd - ys)
+        ys, yd = (ys + 0.5 * dy, yd - 0.5 * dy) if dy else (ys + 0.5, yd + 0.5)
+        bad = int(r["thread"]) in bad_threads
+        segs.append(((xs, ys), (xd, yd)))
+        segcol.append(style.BAD if bad else colors[int(r["thread"])])
+        widths.append(2.2 if bad else lay.line_width)
+    if segs:
+        ax.add_collection(LineCollection(segs, colors=segcol, linewidths=widths, alpha=0.75, zorder=1))
+    # a dot on the lower edge of every cell a shown thread read
+    rd = rows[np.isin(rows["thread"], threads) & (rows["kind"] == READ)]
+    xs, ys, cs = [], [], []
+    for t, arr, idx, ep in zip(rd["thread"].tolist(), rd["array"].tolist(), rd["index"].tolist(),
+                               rd["epoch"].tolist()):
+        p = lay.by_key.get((arr, an.node_epoch(trace, arr, ep)))
+        if p is not None:
+            x, y = p.cell(idx)
+            xs.append(x)
+            ys.append(y + 0.5)
+            cs.append(style.BAD if t in bad_threads else colors[t])
+    if xs:
+        ax.scatter(xs, ys, s=lay.dot_size, c=cs, zorder=5, linewidths=0.4, edgecolors="white")
+    # the faulting thread's written cells get a vermillion frame, the faulting cell a hatched one
+    if bad_threads:
+        wrows = rows[np.isin(rows["thread"], list(bad_threads)) & (rows["kind"] != READ)]
+        for arr, idx, ep in zip(wrows["array"].tolist(), wrows["index"].tolist(), wrows["epoch"].tolist()):
+            p = lay.by_key.get((arr, an.node_epoch(trace, arr, ep)))
+            if p is not None:
+                x, y = p.cell(idx)
+                ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, ec=style.BAD, lw=2, zorder=6))
+    if focus and focus.block == block:
+        for aid, ep, index, text in focus.marks:
+            p = lay.by_key.get((aid, ep))
+            if p is None:
+                continue
+            x, y = p.cell_at(index)
+            ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, fc="white", ec=style.BAD, lw=2.5, hatch="xxx",
+                                   zorder=7))
+            ax.annotate(text, (x, y + 0.5), xytext=(0, -3), textcoords="offset points", ha="center",
+                        va="top", fontsize=style.FONT["label"], color=style.BAD, fontweight="bold", zorder=9,
+                        annotation_clip=False, bbox={"fc": "white", "ec": "none", "alpha": 0.85, "pad": 0.5})
+
+
+def draw_access_map(trace: Trace, *, title: str | None = None, focus: Focus | None = None,
+                    max_blocks: int = MAX_BLOCKS, max_threads: int = MAX_THREADS, values: bool = True):
+    """The access-map figure for `trace` (see the module docstring); `focus` marks a fault in red."""
+    must_b = [focus.block] if focus and focus.block is not None else []
+    blocks = an.sample(trace.nblocks, max_blocks, must_b)
+    threads = an.sample(trace.nthreads, max_threads, list(focus.threads) if focus else [])
+    lay = layout(trace, blocks, focus.extra_epochs if focus else None)
+    lay.right_ids = set(columns(trace)[2])
+    lay.ever_written = {}
+    wrote = trace.acc[trace.acc["kind"] != READ]
+    for a in set(wrote["array"].tolist()):
+        lay.ever_written[a] = set(wrote["index"][wrote["array"] == a].tolist())
+    n_cells = sum(p.size for p in lay.placed)
+    # panels in the grid whose overall shape is closest to landscape 4:3
+    pw, ph = lay.width + 1.6, lay.height + 1.2
+    ncols = min(range(1, len(blocks) + 1),
+                key=lambda c: abs(np.log(c * pw / (-(-len(blocks) // c) * ph) / 1.33)))
+    nrows = -(-len(blocks) // ncols)
+    cell = min(0.45, 14.0 / (ncols * pw), 28.0 / (nrows * ph))    # inches per cell
+    lay.dot_size = max(3.0, 22 * (cell / 0.45) ** 2)
+    lay.line_width = 1.4 if len(threads) <= 32 else 0.8
+    show_values = values and n_cells * len(blocks) <= 1500 and cell >= 0.3
+    colors = dict(zip(threads, style.thread_colors(len(threads))))
+
+    legend_w = 1.3 if len(threads) <= LEGEND_THREADS else 1.0
+    fig = style.new_figure(ncols * pw * cell + legend_w, nrows * ph * cell + 1.3)
+    axes = fig.subplots(nrows, ncols, squeeze=False).reshape(-1)
+    for ax in axes[len(blocks):]:
+        ax.set_axis_off()
+    for ax, b in zip(axes, blocks):
+        _draw_panel(ax, trace, lay, b, threads, colors, focus, show_values)
+        ax.set_xlim(-0.8, lay.width + 0.8)
+        ax.set_ylim(lay.height + 0.2, -0.2)
+        ax.set_aspect("equal")
+        ax.set_xticks([])
+        ax.set_yticks([])
+        for s in ax.spines.values():
+            s.set_color("#DDDDDD")
+        bad = " (the faulting block)" if focus and focus.block == b else ""
+        ax.set_title(f"{an.block_name(trace, b)}{bad}: {trace.nthreads} threads", loc="left",
+                     fontsize=style.FONT["panel"], color=style.BAD if bad else style.INK)
+
+    notes = []
+    if len(blocks) < trace.nblocks:
+        notes.append(f"showing {len(blocks)} of {trace.nblocks} blocks")
+    if len(threads) < trace.nthreads:
+        notes.append(f"showing {len(threads)} of {trace.nthreads} threads per block, evenly spread")
+    if not (trace.acc["kind"] != READ).any():
+        axes[0].text(0.5, 0.5, "Nothing written yet: no thread wrote anything.", transform=axes[0].transAxes,
+                     ha="center", va="center", fontsize=style.FONT["title"], color=style.BAD,
+                     bbox={"fc": "white", "ec": style.BAD, "pad": 6}, zorder=10)
+    key = ["dot = a thread read this cell;  filled cell = a thread wrote it (colour and tN: which thread);  "
+           "line = the reads of a thread that fed its write"]
+    if lay.right_ids and show_values:
+        key.append("values: inputs before the launch, outputs after it (· = never written)")
+    if notes:
+        key.append("; ".join(notes))
+    style.footnote(fig, *key)
+    fig.suptitle(title or "Access map: who read what, who wrote what", fontsize=style.FONT["title"])
+    _legend(fig, trace, threads, colors, focus, lay.several)
+    return fig
+
+
+def _legend(fig, trace: Trace, threads, colors, focus, several):
+    handles = []
+    if len(threads) <= LEGEND_THREADS:
+        handles = [Line2D([], [], color=colors[t], lw=3, label=f"thread {an.thread_name(trace, t)}")
+                   for t in threads]
+    if several:
+        handles.append(Patch(fc=style.MUTED, ec="#BBBBBB", label="written by\nseveral threads"))
+    if focus is not None and (focus.threads or focus.marks):
+        handles.append(Patch(fc="white", ec=style.BAD, hatch="xxx", lw=2, label="the fault"))
+    if handles:
+        fig.legend(handles=handles, loc="outside right upper", fontsize=style.FONT["label"], frameon=False)
+    if len(threads) > LEGEND_THREADS:
+        cmap = mpl.colors.ListedColormap(style.thread_colors(len(threads)))
+        norm = mpl.colors.Normalize(0, len(threads))
+        height = fig.get_figheight()
+        cb = fig.colorbar(mpl.cm.ScalarMappable(norm, cmap), ax=fig.axes, shrink=min(0.8, 4.0 / height),
+                          aspect=25, pad=0.01, anchor=(0.0, 1.0))
+        ticks = np.linspace(0, len(threads) - 1, min(len(threads), 6)).round().astype(int)
+        cb.set_ticks(ticks + 0.5, labels=[an.thread_name(trace, threads[i]) for i in ticks])
+        bx = trace.block[0]
+        cb.set_label("thread" + ("" if trace.block[1] == 1 and trace.block[2] == 1 else
+                                 f" (x, y); linear id = x + y*{bx}"), fontsize=style.FONT["label"])
+        cb.ax.tick_params(labelsize=style.FONT["label"] - 1)
+
+
+def access_map(trace: Trace, *, title: str | None = None, max_blocks: int = MAX_BLOCKS,
+               max_threads: int = MAX_THREADS, values: bool = True):
+    """Figure: per block, arrays as grids, each thread's reads (dots) -> writes (filled cells)."""
+    return draw_access_map(trace, title=title, max_blocks=max_blocks, max_threads=max_threads, values=values)
+

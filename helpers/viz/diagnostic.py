@@ -1,0 +1,83 @@
+"""Diagnostic: the access map up to the fault, with the faulting thread and cell in vermillion."""
+from __future__ import annotations
+
+import numpy as np
+
+from helpers.sim.trace import Trace
+from helpers.viz import analysis as an
+from helpers.viz import style
+from helpers.viz.access import Focus, draw_access_map
+
+
+def _linear(dims, idx) -> int | None:
+    if idx is None:
+        return None
+    idx = tuple(int(i) for i in np.atleast_1d(idx)) + (0, 0)
+    gx, gy = dims[0], dims[1]
+    return idx[0] + idx[1] * gx + idx[2] * gx * gy
+
+
+def _flat(shape, index) -> int | None:
+    """Flat C-order index of an in-bounds index, else None."""
+    idx = tuple(int(i) for i in np.atleast_1d(index))
+    if len(idx) == 1 and len(shape) > 1:
+        n = int(np.prod(shape))
+        return idx[0] if 0 <= idx[0] < n else None
+    if len(idx) != len(shape) or any(not 0 <= i < s for i, s in zip(idx, shape)):
+        return None
+    return int(np.ravel_multi_index(idx, shape))
+
+
+def focus_of(err, trace: Trace) -> Focus:
+    """What to mark: the faulting block/thread, the cell named by the error, and (for races and the
+    like) every thread of that block that touched that cell in the same barrier interval."""
+    block = _linear(trace.grid, err.block)
+    thread = _linear(trace.block, err.thread)
+    if block is None and len(trace.acc):
+        block = int(trace.acc["block"][-1])
+    focus = Focus(block=block, threads=(thread,) if thread is not None else ())
+    name = getattr(err, "array", None)
+    index = getattr(err, "index", None)
+    if name is None or index is None:
+        return focus
+    try:
+        info = trace.array(name)
+    except KeyError:
+        return focus
+    rows = trace.acc[trace.acc["block"] == block] if block is not None else trace.acc
+    mine = rows[rows["thread"] == thread] if thread is not None else rows
+    epoch = int(mine["epoch"][-1]) if len(mine) else (int(rows["epoch"].max()) if len(rows) else 0)
+    ekey = an.node_epoch(trace, info.id, epoch)
+    if ekey >= 0:
+        focus.extra_epochs[info.id] = ekey
+    idx = tuple(int(i) for i in np.atleast_1d(index))
+    text = f"{name}[{', '.join(map(str, idx))}]"
+    flat = _flat(info.shape, idx)
+    if flat is None:
+        text += " is outside the array"
+    else:
+        same = rows[(rows["array"] == info.id) & (rows["index"] == flat)]
+        if ekey >= 0:
+            same = same[same["epoch"] == ekey]
+        others = sorted(set(same["thread"].tolist()) - {thread})
+        if others:
+            focus.threads = tuple(focus.threads) + tuple(others)
+            text += "  also: thread " + ", ".join(an.thread_name(trace, t) for t in others[:4])
+    focus.marks.append((info.id, ekey, idx, text))
+    return focus
+
+
+def diagnostic_view(err, trace: Trace | None = None, *, title: str | None = None):
+    """Figure for a `helpers.sim.errors.SimulatorError`: the access map of the faulting block up to
+    the fault, the faulting thread's lines and cells in vermillion, the offending cell hatched
+    (drawn past the edge of its array when the index was out of bounds), the source line on top."""
+    trace = trace if trace is not None else getattr(err, "trace", None)
+    kind = type(err).__name__
+    where = f"line {err.line}: {style.short(err.source, 70)}" if getattr(err, "line", None) else ""
+    head = title or f"{kind}" + (f" at {where}" if where else "")
+    message = style.short(str(err).split("\n")[0], 160)
+    if trace is None or not an.drawn_arrays(trace):
+        return style.message_figure(head, message, color=style.BAD)
+    fig = draw_access_map(trace, title=f"{head}\n{message}", focus=focus_of(err, trace))
+    fig.suptitle(f"{head}\n{message}", fontsize=style.FONT["title"], color=style.BAD)
+    return fig

@@ -1,0 +1,96 @@
+"""Colours and figure plumbing, in one place.
+
+Palette: Okabe & Ito (2008), safe for the common colour-vision deficiencies.
+Vermillion is kept for "wrong" (over budget, out of bounds, the faulting
+thread), so threads never use it. More than 8 threads get viridis, which is
+also colour-blind safe and reads as an order (thread 0 dark, last thread yellow).
+"""
+from __future__ import annotations
+
+import math
+import textwrap
+
+import matplotlib
+from matplotlib.figure import Figure
+
+BAD = "#D55E00"          # vermillion: errors, over budget
+GOOD = "#0072B2"         # blue: within budget, ideal
+IDEAL = "#009E73"        # bluish green: the ideal / the best possible
+MUTED = "#999999"        # grey: context, wasted
+EMPTY = "#F2F2F2"        # cells nobody touched
+READ_TINT = "#E8F1FA"    # cells read in this block
+INK = "#222222"
+
+THREAD_PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#000000", "#F0E442", "#999999")
+MAX_DISCRETE = len(THREAD_PALETTE)
+
+FONT = {"title": 11, "panel": 9, "label": 8, "cell": 6.5, "note": 8}
+
+
+def thread_colors(n: int) -> list:
+    """n distinct colours for threads 0..n-1 (discrete up to 8, then viridis)."""
+    if n <= MAX_DISCRETE:
+        return list(THREAD_PALETTE[:n])
+    cmap = matplotlib.colormaps["viridis"]
+    return [cmap(0.92 * i / max(n - 1, 1)) for i in range(n)]
+
+
+def tint(color, amount: float = 0.35):
+    """`color` mixed with white: the lighter shade marks a cell a thread read."""
+    r, g, b = matplotlib.colors.to_rgb(color)
+    return (1 - amount * (1 - r), 1 - amount * (1 - g), 1 - amount * (1 - b))
+
+
+def ink_on(color) -> str:
+    """Black or white text, whichever reads better on `color`."""
+    r, g, b = matplotlib.colors.to_rgb(color)
+    return "white" if 0.2126 * r + 0.7152 * g + 0.0722 * b < 0.45 else INK
+
+
+def new_figure(width: float, height: float) -> Figure:
+    """A figure not registered with pyplot: no global state, no double display in Jupyter,
+    shown inline when returned from a cell, saved with `fig.savefig("x.png" or "x.svg")`."""
+    fig = Figure(figsize=(min(max(width, 4.0), 18.0), min(max(height, 2.0), 40.0)), dpi=100,
+                 layout="constrained")
+    fig.patch.set_facecolor("white")
+    return fig
+
+
+def message_figure(title: str, text: str, color: str = INK) -> Figure:
+    """A small figure that only says something (nothing to draw, or a diagnostic with no trace)."""
+    fig = new_figure(7, 1.8)
+    ax = fig.add_subplot()
+    ax.set_axis_off()
+    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=FONT["panel"] + 1, color=color, wrap=True,
+            transform=ax.transAxes)
+    fig.suptitle(title, fontsize=FONT["title"])
+    return fig
+
+
+def fmt_value(v) -> str:
+    """A cell value short enough for a cell."""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return "?"
+    if math.isnan(f):
+        return "nan"
+    if f.is_integer() and abs(f) < 1e5:
+        return str(int(f))
+    if abs(f) < 10:
+        return f"{f:.2f}"
+    if abs(f) < 1000:
+        return f"{f:.1f}" if abs(f) < 100 else f"{f:.0f}"
+    return f"{f:.0e}"
+
+
+def footnote(fig, *paragraphs, color=INK):
+    """Explanatory text under the figure, wrapped to its width."""
+    width = max(40, int(fig.get_figwidth() * 15))       # characters of 8 pt text per line
+    fig.supxlabel("\n".join(textwrap.fill(p, width) for p in paragraphs if p), fontsize=FONT["note"],
+                  color=color)
+
+
+def short(text: str, n: int = 70) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 1] + "…"
