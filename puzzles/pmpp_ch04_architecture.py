@@ -20,13 +20,13 @@ WARP = 32
 # ---------------------------------------------------------------------------- warps of a 2-D block
 
 @cuda.jit
-def warp_lane_kernel(warp, lane, height, width):
-    row = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
-    col = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+def warp_lane_kernel(warp, lane, height, width, block_w, block_h):
+    row = cuda.blockIdx.y * block_h + cuda.threadIdx.y
+    col = cuda.blockIdx.x * block_w + cuda.threadIdx.x
     ### BEGIN SOLUTION
     # a block's threads are numbered x fastest, then y; warps are runs of 32 in that order
-    t = cuda.threadIdx.y * cuda.blockDim.x + cuda.threadIdx.x
-    warps_per_block = (cuda.blockDim.x * cuda.blockDim.y + WARP - 1) // WARP
+    t = cuda.threadIdx.y * block_w + cuda.threadIdx.x
+    warps_per_block = (block_w * block_h + WARP - 1) // WARP
     block = cuda.blockIdx.y * cuda.gridDim.x + cuda.blockIdx.x
     if row < height and col < width:
         warp[row, col] = block * warps_per_block + t // WARP
@@ -140,10 +140,10 @@ def lane_paths(trace, block=0) -> np.ndarray:
 def draw_paths(name, kernel, case=0, block=0, seed=0):
     """One row per warp, one square per lane, coloured by the path it took (grey: idle)."""
     import matplotlib.pyplot as plt
-    from helpers.check import run_case
     from matplotlib.colors import ListedColormap
 
     import puzzles
+    from helpers.check import run_case
 
     puzzle = puzzles.get(name)
     c = puzzle.cases(np.random.default_rng(seed))[case]
@@ -174,13 +174,15 @@ class DivergencePuzzle(Puzzle):
         for i, case in enumerate(self.cases(rng)):
             launch, _ = run_case(self, kernel, case, trace=True)
             paths = paths_per_warp(launch.trace)
-            if paths.max() > self.max_paths_per_warp:
+            worst = int(paths.max())
+            if worst > self.max_paths_per_warp:
                 block, w = np.unravel_index(int(np.argmax(paths)), paths.shape)
                 raise OverBudget(
                     f"case {i} ({case.launch_text()}): warp {int(w)} of block {int(block)} took "
-                    f"{int(paths.max())} different paths through the kernel (budget: "
-                    f"{self.max_paths_per_warp}). Its lanes disagreed at a branch, so the warp ran "
-                    f"both sides one after the other.")
+                    f"{worst} different paths through the kernel (budget: {self.max_paths_per_warp}). "
+                    "Its lanes disagreed at a branch, so the warp ran both sides one after the other.\n"
+                    f"See it: pmpp_ch04_architecture.draw_paths({self.name!r}, kernel, case={i})",
+                    "paths_per_warp", worst, self.max_paths_per_warp)
         return result
 
 
