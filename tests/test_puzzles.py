@@ -1,0 +1,205 @@
+"""The 14 GPU puzzles: references pass, stubs are unsolved, known-wrong kernels fail for the right
+reason, correct kernels written differently pass, and the cases follow the course's conventions."""
+import linecache
+import sys
+
+import numpy as np
+import pytest
+
+import puzzles
+from helpers.check import KernelDiagnosed, NotSolvedYet, OverBudget, check, run_case
+from helpers.puzzle import BEGIN, END
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from mutants import MUTANTS, VARIANTS  # noqa: E402
+
+NAMES = ["map", "zip", "guard", "map_2d", "broadcast", "blocks", "blocks_2d", "shared", "pool", "dot",
+         "conv", "prefix_sum", "axis_sum", "matmul"]
+# Puzzles whose cases are re-drawn with several seeds (halos, tiles and padding are where luck hides).
+MULTI_SEED = {"pool": (0, 1, 2), "conv": (0, 1, 2), "matmul": (0, 1), "prefix_sum": (0, 1, 2)}
+
+
+def seeds(name):
+    return MULTI_SEED.get(name, (0,))
+
+
+def test_the_fourteen_are_registered_in_order():
+    assert puzzles.names("puzzles") == NAMES
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_reference_passes(name):
+    p = puzzles.get(name)
+    for seed in seeds(name):
+        result = check(p, p.reference, seed=seed, gpu=False)
+        assert result.cases >= 5
+
+
+def _stub_kernel(p):
+    """Compile the learner's stub the way a notebook cell would, in a copy of the module's globals."""
+    module = sys.modules[p.reference.py_func.__module__]
+    filename = f"<stub {p.name}>"
+    source = p.stub
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    namespace = dict(vars(module))
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace[p.reference.py_func.__name__]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_stub_is_not_solved(name):
+    p = puzzles.get(name)
+    assert "FILL ME IN" in p.stub and BEGIN not in p.stub and END not in p.stub
+    with pytest.raises(NotSolvedYet):
+        check(p, _stub_kernel(p), seed=0, gpu=False)
+
+
+def _mutant_params():
+    return [pytest.param(p, *m, id=f"{p}-{m[0]}") for p in NAMES for m in MUTANTS[p]]
+
+
+@pytest.mark.parametrize("name,mutant,kernel,exc,detail", _mutant_params())
+def test_mutant_is_rejected_for_the_right_reason(name, mutant, kernel, exc, detail):
+    for seed in seeds(name):
+        with pytest.raises(exc) as info:
+            check(puzzles.get(name), kernel, seed=seed, gpu=False)
+        assert type(info.value) is exc, f"{mutant}: {info.value}"
+        if exc is KernelDiagnosed:
+            assert type(info.value.diagnostic) is detail, f"{mutant}: {info.value}"
+        elif exc is OverBudget:
+            assert info.value.field == detail, f"{mutant}: {info.value}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_enough_mutants_and_variants(name):
+    assert len(MUTANTS[name]) >= 5
+    assert len(VARIANTS[name]) >= 2
+    assert len({m[0] for m in MUTANTS[name]}) == len(MUTANTS[name])
+
+
+@pytest.mark.parametrize("name,variant,kernel",
+                         [pytest.param(p, *v, id=f"{p}-{v[0]}") for p in NAMES for v in VARIANTS[p]])
+def test_correct_variant_passes(name, variant, kernel):
+    for seed in seeds(name):
+        check(puzzles.get(name), kernel, seed=seed, gpu=False)
+
+
+# ---------------------------------------------------------------- the cases themselves
+
+def _inputs(p, case):
+    return {k: v for k, v in case.args.items() if isinstance(v, np.ndarray) and k not in p.outputs}
+
+
+def _threads(block):
+    return int(np.prod(block))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_cases_are_random_and_unpredictable(name):
+    p = puzzles.get(name)
+    cases = p.cases(np.random.default_rng(0))
+    assert len(cases) >= 5
+    for case in cases:
+        ins = _inputs(p, case)
+        assert ins
+        for arr_name, x in ins.items():
+            flat = x.ravel().astype(np.float64)
+            assert x.dtype == np.float32
+            assert flat[0] != 0, f"{arr_name} is zero at index 0"
+            if flat.size > 1:
+                assert not np.all(flat == flat[0]), f"{arr_name} is constant"
+                assert not np.array_equal(flat, np.arange(flat.size)), f"{arr_name} is arange"
+                assert np.any(flat != np.round(flat)), f"{arr_name} holds only integers"
+        allv = np.concatenate([x.ravel() for x in ins.values()])
+        if allv.size >= 4:
+            assert (allv < 0).any() and (allv > 0).any(), "inputs should have both signs"
+        arrays = list(ins.values())
+        for i, x in enumerate(arrays):
+            for y in arrays[i + 1:]:
+                if x.size > 1 and x.shape == y.shape:
+                    assert not np.array_equal(x, y)
+                if x.ndim == 2 and x.shape == y.T.shape and x.size > 1:
+                    assert not np.array_equal(x, y.T)
+    # a different seed gives different data
+    again = p.cases(np.random.default_rng(1))
+    first = next(iter(_inputs(p, cases[0]).values()))
+    assert not np.array_equal(first, next(iter(_inputs(p, again[0]).values())))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_cases_vary_the_launch(name):
+    p = puzzles.get(name)
+    cases = p.cases(np.random.default_rng(0))
+    shapes = [next(iter(_inputs(p, c).values())).shape for c in cases]
+    assert len(set(shapes)) >= 3, "sizes should change from case to case"
+    grids = [int(np.prod(c.grid)) for c in cases]
+    if max(grids) > 1:   # a puzzle with blocks: several blocks, partial last blocks, a single one too
+        assert any(g >= 2 for g in grids)
+        n = [c.args.get("size", c.args.get("a_size")) for c in cases]
+        bx = [c.block if isinstance(c.block, int) else c.block[0] for c in cases]
+        assert any(s % b for s, b in zip(n, bx)), "some size should not be a multiple of the block"
+
+
+def test_specific_case_rules():
+    rng = np.random.default_rng
+    for c in puzzles.get("guard").cases(rng(0)):
+        assert _threads(c.block) > c.args["size"]
+    for name in ("map_2d", "broadcast"):
+        for c in puzzles.get(name).cases(rng(0)):
+            assert min(c.block) > c.args["size"]
+        assert any(c.block[0] != c.block[1] for c in puzzles.get(name).cases(rng(0)))
+    for c in puzzles.get("blocks").cases(rng(0)):
+        assert c.grid * c.block >= c.args["size"] > (c.grid - 1) * c.block
+    assert any(c.block[0] != c.block[1] for c in puzzles.get("blocks_2d").cases(rng(0)))
+    assert any(c.args["a"].shape[0] != c.args["a"].shape[1] for c in puzzles.get("axis_sum").cases(rng(0)))
+    conv = puzzles.get("conv").cases(rng(0))
+    assert len({c.args["b_size"] for c in conv}) >= 3
+    assert all(np.all(c.args["b"] != 0) for c in conv)
+    mm = puzzles.get("matmul").cases(rng(0))
+    assert mm[0].grid == (1, 1) and any(np.prod(c.grid) >= 4 and c.args["size"] % 8 for c in mm)
+    assert len({c.args["a"].size for c in puzzles.get("map").cases(rng(0))}) >= 5
+
+
+# ---------------------------------------------------------------- statements, hints, budgets
+
+@pytest.mark.parametrize("name", NAMES)
+def test_statement_and_hints(name):
+    p = puzzles.get(name)
+    assert p.chapter == "puzzles" and p.title.startswith("Puzzle")
+    assert len(p.statement) > 150
+    assert len(p.hints) >= 3
+    solution = p.source.split(BEGIN, 1)[1].split(END, 1)[0]
+    # lines that compute something (the barrier itself is taught in the statements)
+    lines = [ln.strip() for ln in solution.splitlines()
+             if len(ln.strip()) > 12 and ln.strip() != "cuda.syncthreads()"]
+    for h in p.hints:
+        for ln in lines:
+            assert ln not in h, f"hint gives away `{ln}`"
+    assert "Hint 3" in p.hint(3)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_budgets_are_tight_for_the_reference(name):
+    """Every limit is exactly what the reference needs on some case: no slack to hide a worse kernel."""
+    p = puzzles.get(name)
+    fields = {"global_reads": ("global", 0), "global_writes": ("global", 1),
+              "shared_reads": ("shared", 0), "shared_writes": ("shared", 1)}
+    assert p.budget.global_reads is not None and p.budget.global_writes is not None
+    hit = {f: False for f in fields}
+    hit["shared_bytes"] = False
+    for case in p.cases(np.random.default_rng(0)):
+        launch = run_case(p, p.reference, case)[0]
+        for f, (space, kind) in fields.items():
+            limit = getattr(p.budget, f)
+            if limit is None:
+                continue
+            limit = limit(case) if callable(limit) else limit
+            m = int(launch.trace.counts(space=space, kind=kind).max())
+            assert m <= limit
+            hit[f] |= m == limit
+        if p.budget.shared_bytes is not None:
+            assert launch.shared_bytes <= p.budget.shared_bytes
+            hit["shared_bytes"] |= launch.shared_bytes == p.budget.shared_bytes
+    for f in hit:
+        if getattr(p.budget, f) is not None:
+            assert hit[f], f"{f} budget is looser than the reference needs"
