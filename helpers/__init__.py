@@ -12,8 +12,11 @@ __version__ = "0.1.0"
 def setup(engine: str | None = None) -> str:
     """Select the engine (default: MP_ENGINE or auto) and print which one runs kernels."""
     import os
+    import warnings
 
     from .engine import banner
+    # puzzle-sized grids are small on purpose; Numba's low-occupancy warning is noise here
+    warnings.filterwarnings("ignore", message=r"Grid size \d+ will likely result in GPU under-utilization")
     use(engine or os.environ.get("MP_ENGINE", "auto"))
     print(banner())
     return current()

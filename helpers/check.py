@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import secrets
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -328,7 +329,9 @@ def _gpu_case(puzzle, kernel, case, k, ctx):
     dev = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
     if not hasattr(kernel, "py_func"):
         kernel = cuda.jit(kernel)
-    engine.gpu_launch(kernel, case.grid, case.block, dev, case.shared_bytes)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"Grid size \d+ will likely result in GPU under-utilization")
+        engine.gpu_launch(kernel, case.grid, case.block, dev, case.shared_bytes)
     cuda.synchronize()
     want = expected(puzzle, case, pristine)
     for n in puzzle.outputs:
