@@ -183,8 +183,8 @@ def merge_tiled(c, a, b, m, n):
     c_done = 0
     a_done = 0
     b_done = 0
+    ### BEGIN SOLUTION
     while c_done < c_len:
-        ### BEGIN SOLUTION
         a_cnt = min(TILE, a_len - a_done)
         b_cnt = min(TILE, b_len - b_done)
         # neighbouring threads load neighbouring elements: coalesced
@@ -208,7 +208,7 @@ def merge_tiled(c, a, b, m, n):
         b_done += c_cnt - used_a
         # everyone must be done reading the tiles before they are overwritten
         cuda.syncthreads()
-        ### END SOLUTION
+    ### END SOLUTION
 
 
 @cuda.jit
