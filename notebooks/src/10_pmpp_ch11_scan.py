@@ -1,0 +1,258 @@
+# %% [markdown]
+# # PMPP chapter 11: prefix sum (scan)
+#
+# An inclusive scan writes every running total: `out[i] = a[0] + a[1] + ... + a[i]`. An exclusive
+# scan stops one short: `out[i] = a[0] + ... + a[i - 1]`, and `out[0] = 0`. Scans are everywhere:
+# allocating output slots (each thread learns where to write), stream compaction, radix sort,
+# sparse matrices, summed-area tables.
+#
+# Sequentially a scan is one addition per element. In parallel it looks impossible at first, since
+# every output depends on all the inputs before it, yet it takes `log2(n)` steps. The ladder:
+#
+# 1. **Kogge-Stone**: fast and simple, `n log n` additions; inclusive, exclusive, double-buffered.
+# 2. **Brent-Kung**: a reduction tree and its mirror, about `2n` additions.
+# 3. **Coarsened three-phase**: each thread scans a run of elements sequentially.
+# 4. **Hierarchical**: any length, with three launches.
+# 5. **Single pass**: any length in one launch, blocks handing their totals to their successors:
+#    first as a chain of dominoes, then with **decoupled look-back**, the fast one.
+#
+# The first puzzles scan **sections**: each block scans its own slice and restarts at zero, which is
+# exactly the building block the hierarchical and single-pass scans need.
+
+# %% setup
+
+# %%
+import numba
+import numpy as np
+from numba import cuda
+
+import puzzles
+from helpers import bench
+from helpers.check import KernelDiagnosed, expect_failure
+from puzzles import pmpp_ch11_scan as ch11
+
+TPB = ch11.TPB                  # 16 threads per block (and Kogge-Stone section) in the puzzles
+BK_SECTION = ch11.BK_SECTION    # 2 * TPB: a Brent-Kung block scans twice its thread count
+COARSE = ch11.COARSE            # 4 elements per thread in the three-phase scan
+THREE_SECTION = ch11.THREE_SECTION
+ITEMS = ch11.ITEMS              # look-back: rows of blockDim elements per tile
+LB_TILE = ch11.LB_TILE
+FULL_MASK = ch11.FULL_MASK
+
+# %% [markdown]
+# ## Kogge-Stone
+#
+# Keep the section in shared memory, `xy[t]` for thread `t`. In the step with stride `s`, every
+# thread `t >= s` adds `xy[t - s]` to its own value. After the step with stride `s`, `xy[t]` holds
+# the sum of the `2s` elements ending at `t` (or all of them from the section start): strides
+# 1, 2, 4, ... double the span, and `log2(TPB)` steps finish the scan.
+#
+# The trap: in one step thread `t` **reads** `xy[t - s]` while thread `t - s` **writes** it. Which
+# happens first is up to the hardware. So each step reads into a temporary, waits at a barrier, and
+# only then writes.
+
+# %% [markdown] statement:ch11_kogge_stone
+
+# %% kernel:ch11_kogge_stone
+
+# %%
+puzzles.show("ch11_kogge_stone", kogge_stone_scan)
+
+# %%
+puzzles.check("ch11_kogge_stone", kogge_stone_scan)
+
+# %% [markdown]
+# Drop the temporary and the second barrier, `xy[t] += xy[t - stride]`, and thread `t` may read a
+# value that thread `t - stride` already updated in this step. On one warp of a real GPU it often
+# works by luck; the simulator reports the race:
+
+
+# %%
+@cuda.jit
+def ks_in_place(out, a, n):
+    xy = cuda.shared.array(TPB, numba.float32)
+    t = cuda.threadIdx.x
+    i = cuda.blockIdx.x * cuda.blockDim.x + t
+    xy[t] = a[i] if i < n else 0.0
+    stride = 1
+    while stride < cuda.blockDim.x:
+        cuda.syncthreads()
+        if t >= stride:
+            xy[t] += xy[t - stride]
+        stride *= 2
+    if i < n:
+        out[i] = xy[t]
+
+
+expect_failure(KernelDiagnosed, puzzles.check, "ch11_kogge_stone", ks_in_place)
+
+# %% [markdown]
+# ### Exclusive, and double-buffered
+#
+# Loading the section shifted right by one (`xy[t] = a[i - 1]`, and 0 for the first thread) turns
+# the inclusive scan into the exclusive one.
+
+# %% [markdown] statement:ch11_kogge_stone_exclusive
+
+# %% kernel:ch11_kogge_stone_exclusive
+
+# %%
+puzzles.check("ch11_kogge_stone_exclusive", kogge_stone_exclusive)
+
+# %% [markdown]
+# The second barrier per step can go if reads and writes use **different buffers**: read from one,
+# write the other, swap. Twice the shared memory, half the barriers.
+
+# %% [markdown] statement:ch11_kogge_stone_double
+
+# %% kernel:ch11_kogge_stone_double
+
+# %%
+puzzles.show("ch11_kogge_stone_double", kogge_stone_double, view="banks")
+
+# %%
+puzzles.check("ch11_kogge_stone_double", kogge_stone_double)
+
+# %% [markdown]
+# ## Brent-Kung
+#
+# Kogge-Stone does `n log2 n` additions where a sequential scan does `n`: with more data than
+# threads, that extra work is paid in time. Brent-Kung does about `2n`:
+#
+# - **up-sweep**: a reduction tree in place. After it, position `2^k (j + 1) - 1` holds the sum of
+#   the `2^k` elements ending there; the last position holds the section total.
+# - **down-sweep**: the mirror tree. With strides `TPB / 2, ..., 1`, each of those partial sums is
+#   added to the position `stride` places to its right, filling in the missing totals.
+#
+# Each block of `TPB` threads scans `2 * TPB` elements: in the up-sweep's first step every thread
+# adds one pair.
+
+# %% [markdown] statement:ch11_brent_kung
+
+# %% kernel:ch11_brent_kung
+
+# %%
+puzzles.show("ch11_brent_kung", brent_kung_scan, view="counts")
+
+# %%
+puzzles.check("ch11_brent_kung", brent_kung_scan)
+
+# %% [markdown]
+# ## Coarsened three-phase scan
+#
+# With far more elements than threads, give each thread a run of `COARSE` consecutive elements:
+#
+# 1. load the section into shared memory **coalesced** (neighbouring threads, neighbouring elements),
+#    then each thread scans its own run sequentially: cheap, no barriers;
+# 2. a Kogge-Stone scan over the threads' run totals;
+# 3. each thread adds the total of all the runs before its own.
+#
+# Phase 1 reads shared memory with a stride of `COARSE` between threads: look at the banks view for
+# what that costs.
+
+# %% [markdown] statement:ch11_three_phase
+
+# %% kernel:ch11_three_phase
+
+# %%
+puzzles.show("ch11_three_phase", three_phase_scan, view="banks")
+
+# %%
+puzzles.check("ch11_three_phase", three_phase_scan)
+
+# %% [markdown]
+# ## Hierarchical scan: any length, three launches
+#
+# 1. Scan each section and also write the section's total to `sums[block]`.
+# 2. Scan `sums` (with the same method: recursively, if there are more sections than fit in one).
+# 3. Add the scanned total of all earlier sections to every element of each section.
+
+# %% [markdown] statement:ch11_scan_blocks
+
+# %% kernel:ch11_scan_blocks
+
+# %%
+puzzles.check("ch11_scan_blocks", scan_blocks)
+
+# %% [markdown] statement:ch11_add_sums
+
+# %% kernel:ch11_add_sums
+
+# %%
+puzzles.show("ch11_add_sums", add_block_sums)
+
+# %%
+puzzles.check("ch11_add_sums", add_block_sums)
+
+# %% [markdown]
+# The host function chains the launches (see `ch11.hierarchical_scan`): it runs on the simulator
+# here and on the GPU where there is one. Here with the course's kernels, on 1000 elements: 63
+# sections of 16, whose totals need a second level of 4 sections, then a third.
+
+# %%
+a = np.random.default_rng(1).uniform(-1, 1, 1000).astype(np.float32)
+got = ch11.hierarchical_scan(a).copy_to_host()
+bench.validate("hierarchical scan", got, np.cumsum(a, dtype=np.float64), rtol=1e-5, atol=1e-4)
+print("hierarchical scan of 1000 elements: right; last total", got[-1])
+
+# %% [markdown]
+# It reads and writes the data twice (steps 1 and 3): on a GPU, where a scan is limited by memory
+# bandwidth, that is half the speed it could have.
+#
+# ## Single pass: the domino scan
+#
+# Scan everything in **one** launch. Each block scans its section, then waits for its predecessor
+# to publish the running total up to the predecessor's end, adds its own total, and publishes that
+# for its successor. Blocks talk through global memory: a value and a flag, with `threadfence()`
+# between writing the value and setting the flag (so that nobody sees the flag before the value),
+# and atomic reads on the other side (so that a stale cached copy is never read).
+#
+# One subtlety: a block may wait only for a block that is already running. A GPU starts blocks in
+# whatever order it likes, and block 5 spinning on block 4, which has not started and cannot start
+# until a slot frees up, waits forever. So blocks do not use `blockIdx.x` as their section number;
+# each takes the next number from an atomic counter when it starts. Whoever holds section `s - 1`
+# is therefore already running.
+
+# %% [markdown] statement:ch11_domino
+
+# %% kernel:ch11_domino
+
+# %%
+puzzles.check("ch11_domino", domino_scan)
+
+# %% [markdown]
+# The weakness: the totals pass from block to block one at a time, a chain as long as the grid,
+# each link a round trip through global memory.
+#
+# ## Decoupled look-back
+#
+# The fix (Merrill and Garland's single-pass scan) is to publish **two** things: a tile's own total
+# as soon as it has scanned its tile (flag 1), and later its inclusive running total (flag 2). A
+# block looks back: it adds the own totals of flag-1 predecessors until it meets a flag-2 one, then
+# stops. Nobody waits for a long chain. The block scan inside uses warp shuffles
+# (`shfl_up_sync`) rather than a shared-memory tree, and each thread handles `ITEMS` elements, so
+# that a block's tile is large and the look-back is rare.
+
+# %% [markdown] statement:ch11_lookback
+
+# %% kernel:ch11_lookback
+
+# %%
+puzzles.check("ch11_lookback", lookback_scan)
+
+# %% [markdown]
+# ## Measure it
+#
+# On a GPU: the hierarchical scan (sections of 1024), the domino scan and the decoupled look-back
+# (512 threads, 16 elements each) scan 256 MiB of floats, after each is checked against NumPy on
+# fresh data with several block shapes. The bytes counted are the minimum: the input read once and
+# the output written once. The goal for the look-back scan is 60% of the device copy measured in the
+# same run. On a CPU machine this cell says so and does nothing.
+
+# %%
+if bench.skip_reason():
+    print(bench.skip_reason())
+else:
+    rows = ch11.benchmark()
+    print(bench.table(rows))
+    bench.bar_chart(rows, title="Scan (256 MiB of float32)")
