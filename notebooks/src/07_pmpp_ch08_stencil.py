@@ -1,0 +1,148 @@
+# %% [markdown]
+# # PMPP chapter 8: stencil
+#
+# A stencil updates every point of a grid from a fixed pattern of neighbours: the discrete form of
+# the derivatives in a partial differential equation (heat flow, waves, fluid dynamics). It looks
+# like a convolution with a sparse filter, and it differs from one in ways that change the
+# optimisation: grids are 3-D, the pattern has few points (here seven: the point and its six face
+# neighbours), and so each input is reused only a few times. A 3-D tile with its halo is mostly
+# halo, and a 3-D block runs out of threads long before the tile is large.
+#
+# The ladder: a basic kernel; a 3-D shared-memory tile; **thread coarsening** along z, where 2-D
+# blocks march through the grid plane by plane; and **register tiling**, which keeps the planes
+# that only the thread itself needs in registers. The shared tile and register tiling are your
+# exercises.
+
+# %% setup
+
+# %%
+import numpy as np
+from numba import cuda, float32  # noqa: F401  (float32: the shared arrays in the kernel cells)
+
+import puzzles
+from helpers import bench
+from helpers.check import OverBudget, expect_failure
+from puzzles import pmpp_ch08_stencil as ch08
+
+# %% [markdown]
+# ## The basic kernel
+
+# %% [markdown] statement:ch08_stencil_basic
+
+# %%
+C0, CXM, CXP, CYM, CYP, CZM, CZP = ch08.COEFFS   # float32 module constants
+IN_TILE = ch08.IN_TILE      # 6: shared tiles are IN_TILE wide (the GPU benchmark uses 8, then 32)
+OUT_TILE = ch08.OUT_TILE    # IN_TILE - 2
+Z_STEPS = ch08.Z_STEPS      # 4: planes per block in the marching kernels
+print(ch08.COEFFS)
+
+# %% kernel:ch08_stencil_basic
+
+# %%
+puzzles.check("ch08_stencil_basic", stencil_basic)
+
+# %% [markdown]
+# ## Shared-memory tiling
+#
+# Same idea as the input-tiled convolution: blocks as large as the input tile, one load per
+# thread, the inner threads compute. Count what it buys. An `IN^3` tile reads `IN^3` values to
+# produce `(IN-2)^3` outputs, and each output needs 7 values, so the reuse per global read is
+# `7 (IN-2)^3 / IN^3`:
+
+# %%
+for t in (6, 8, 10):
+    print(f"IN_TILE {t:2d}: {t ** 3:4d} threads, reuse {7 * (t - 2) ** 3 / t ** 3:.2f} "
+          f"uses per global read (the basic kernel: 1)")
+
+# %% [markdown]
+# A block holds at most 1024 threads, so `IN_TILE <= 10`, and the reuse stays below 3.6 (the
+# ideal is 7). The halo share is what hurts.
+
+# %% [markdown] statement:ch08_stencil_shared
+
+# %% kernel:ch08_stencil_shared
+
+# %%
+puzzles.show("ch08_stencil_shared", stencil_shared, view="counts")
+
+# %%
+puzzles.check("ch08_stencil_shared", stencil_shared)
+
+# %% [markdown]
+# The basic kernel, launched with this puzzle's blocks, happens to compute the right answer, but it
+# reads seven values per thread where one will do:
+
+# %%
+expect_failure(OverBudget, puzzles.check, "ch08_stencil_shared", ch08.stencil_basic)
+
+# %% [markdown]
+# ## Thread coarsening along z
+#
+# Let a 2-D block of `IN_TILE x IN_TILE` threads handle a whole column of `Z_STEPS` planes. At each
+# step the block needs three planes (z-1, z, z+1); moving to z+1 drops the oldest and loads just
+# one new plane. The halo is now only around the sides of a long column, and the tile can be
+# `32 x 32` on a GPU (1024 threads, 30 x 30 outputs per plane), where the 3-D tile was stuck at
+# `8^3` with 6^3 outputs.
+
+# %% [markdown] statement:ch08_stencil_coarse
+
+# %% kernel:ch08_stencil_coarse
+
+# %%
+puzzles.show("ch08_stencil_coarse", stencil_coarse, view="access")
+
+# %%
+puzzles.check("ch08_stencil_coarse", stencil_coarse)
+
+# %% [markdown]
+# ## Register tiling
+#
+# Look at who reads what in the coarsened kernel. `here` is read at `[ty, tx±1]` and `[ty±1, tx]`,
+# by the neighbours. `below` and `above` are read only at `[ty, tx]`, by the thread that loaded
+# them. Values only one thread needs belong in that thread's registers; shared memory is for
+# values threads exchange. Moving them cuts shared memory to a third (more blocks fit on an SM)
+# and removes two shared loads per output.
+
+# %% [markdown] statement:ch08_stencil_register
+
+# %% kernel:ch08_stencil_register
+
+# %%
+puzzles.show("ch08_stencil_register", stencil_register, view="counts")
+
+# %%
+puzzles.check("ch08_stencil_register", stencil_register)
+
+# %% [markdown]
+# The coarsened kernel computes the same thing, but with three shared planes; the budget of this
+# exercise is one plane:
+
+# %%
+expect_failure(OverBudget, puzzles.check, "ch08_stencil_register", ch08.stencil_coarse)
+
+# %% [markdown]
+# ## Measure it
+#
+# On a GPU: the four kernels on a 256 MiB grid (basic: 32 x 8 blocks; shared: 8^3; coarse and
+# register: 32 x 32 threads marching 32 planes), against a device copy of the same size measured
+# in the same run. A seven-point stencil does 13 flops per 8 bytes it must move: memory-bound,
+# so the copy is the ceiling.
+
+# %%
+if bench.skip_reason():
+    print(bench.skip_reason())
+else:
+    rows = ch08.benchmark()
+    print(bench.table(rows))
+    bench.bar_chart(rows, title="3-D seven-point stencil")
+
+# %% [markdown]
+# Your own run: a random grid, launched directly (GPU if present, else the simulator), compared
+# with the NumPy version.
+
+# %%
+g = np.random.default_rng(3).uniform(-1, 1, (6, 9, 11)).astype(np.float32)
+d_out = cuda.device_array(g.shape, np.float32)
+grid = (-(-11 // OUT_TILE), -(-9 // OUT_TILE), -(-6 // Z_STEPS))
+stencil_coarse[grid, (IN_TILE, IN_TILE)](d_out, cuda.to_device(g), *g.shape)
+print("max difference from NumPy:", float(np.abs(d_out.copy_to_host() - ch08.stencil(g)).max()))
