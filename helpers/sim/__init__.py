@@ -11,9 +11,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import errors
-from .errors import (BarrierDivergence, DataRace, Deadlock, KernelException, LaunchError, OutOfBounds,
-                     ReadOnlyWrite, Runaway, SimulatorError, UninitializedRead, Unsupported,
-                     WarpDivergence)
+from .errors import (
+    BarrierDivergence,
+    DataRace,
+    Deadlock,
+    KernelException,
+    LaunchError,
+    OutOfBounds,
+    ReadOnlyWrite,
+    Runaway,
+    SimulatorError,
+    UninitializedRead,
+    Unsupported,
+    WarpDivergence,
+)
 from .host import DeviceArray, device_array, device_array_like, to_device
 from .scheduler import Run
 from .trace import Trace

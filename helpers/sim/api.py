@@ -55,12 +55,14 @@ class SimCuda:
             return _array_of(ary, "inc").atomic(idx, lambda old: 0 if old >= val else old + 1, 2)
 
         def dec(ary, idx, val):
-            return _array_of(ary, "dec").atomic(idx, lambda old: val if (old == 0 or old > val) else old - 1, 2)
+            return _array_of(ary, "dec").atomic(idx, lambda old: val if (old == 0 or old > val) else old - 1,
+                                                2)
 
         self.atomic = _Namespace(
             add=atomic("add", lambda a, b: a + b), sub=atomic("sub", lambda a, b: a - b),
             max=atomic("max", max), min=atomic("min", min),
-            nanmax=atomic("nanmax", lambda a, b: np.fmax(a, b)), nanmin=atomic("nanmin", lambda a, b: np.fmin(a, b)),
+            nanmax=atomic("nanmax", lambda a, b: np.fmax(a, b)),
+            nanmin=atomic("nanmin", lambda a, b: np.fmin(a, b)),
             exch=atomic("exch", lambda a, b: b),
             and_=atomic("and_", lambda a, b: a & b), or_=atomic("or_", lambda a, b: a | b),
             xor=atomic("xor", lambda a, b: a ^ b),
@@ -129,7 +131,7 @@ class SimCuda:
         return self._run.warp_op("ballot_sync", mask, bool(pred), None, sys._getframe(1))
 
     def activemask(self):
-        return self._run.activemask()
+        return self._run.activemask(sys._getframe(1))
 
     def lanemask_lt(self):
         return (1 << self.laneid) - 1

@@ -107,7 +107,8 @@ def static_checks(fn):
                 and node.func.attr == "array" and isinstance(node.func.value, ast.Attribute)
                 and node.func.value.attr in ("shared", "local")):
             continue
-        shape = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "shape"), None)
+        shape = (node.args[0] if node.args
+                 else next((k.value for k in node.keywords if k.arg == "shape"), None))
         if shape is None:
             continue
         for n in ast.walk(shape):

@@ -11,9 +11,7 @@ from __future__ import annotations
 import operator
 import sys
 
-import numpy as np
-
-from .errors import DataRace, OutOfBounds, ReadOnlyWrite, Unsupported, UninitializedRead
+from .errors import OutOfBounds, ReadOnlyWrite, UninitializedRead, Unsupported
 from .trace import ATOMIC, READ, WRITE
 
 _SPACE_WORDS = {
@@ -217,6 +215,8 @@ class SimArray:
                     if other is not None and _unordered(other, c, st.cross_block):
                         raise run.race(st, flat, idx, "writes" if not atomic else "atomically updates",
                                        other, "read", depth + 1)
+            if atomic and w is not None and not w[1] and w[0] == c:
+                atomic = False    # this thread's own plain write stays visible to later racers
             st.w[flat] = (c, atomic)
         if st.init is not None:
             st.init[flat] = 1

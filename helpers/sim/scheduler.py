@@ -7,7 +7,9 @@ complete, then the block's barrier releases. Nothing depends on wall time.
 """
 from __future__ import annotations
 
+import bisect
 import ctypes
+import dis
 import linecache
 import re
 import sys
@@ -227,7 +229,8 @@ class Run:
         try:
             shape = tuple(int(s) for s in shape)
         except TypeError:
-            raise self.error(E.LaunchError, f"{what} shape {shape!r} must be an int or a tuple of ints") from None
+            raise self.error(E.LaunchError,
+                             f"{what} shape {shape!r} must be an int or a tuple of ints") from None
         try:
             dt = np.dtype(dtype)
         except TypeError:
@@ -240,11 +243,16 @@ class Run:
         arr = self.block_shared.get(key)
         if arr is not None:
             return arr
+        key = canon_site(*key)
+        arr = self.block_shared.get(key)
+        if arr is not None:
+            self.block_shared[frame.f_code, frame.f_lasti] = arr
+            return arr
         shape, dt = self._shape_dtype(shape, dtype, "cuda.shared.array")
         if shape in ((0,), ()):
             if not self.shared_bytes:
-                raise self.error(E.LaunchError, "cuda.shared.array(0, ...) asks for dynamic shared memory but "
-                                 "the launch gave none: pass its size in bytes as the 4th launch "
+                raise self.error(E.LaunchError, "cuda.shared.array(0, ...) asks for dynamic shared memory "
+                                 "but the launch gave none: pass its size in bytes as the 4th launch "
                                  "parameter, kernel[blocks, threads, 0, nbytes](...)", frame=frame)
             shape = (self.shared_bytes // dt.itemsize,)
         else:
@@ -255,13 +263,16 @@ class Run:
                                  "block: CUDA allows 48 KiB; the kernel would not launch", frame=frame)
         aid, name = self._decl(key, frame, "shared", shape, dt)
         st = Storage(self, _poison(shape, dt), aid, name, "shared", initialised=False)
-        arr = self.block_shared[key] = new_array(st)
+        arr = self.block_shared[key] = self.block_shared[frame.f_code, frame.f_lasti] = new_array(st)
         return arr
 
     def local_array(self, shape, dtype, frame):
         key = (frame.f_code, frame.f_lasti)
         t = self.cur
         arr = t.local.get(key)
+        if arr is None:
+            key = canon_site(*key)
+            arr = t.local.get(key)
         if arr is None:
             shape, dt = self._shape_dtype(shape, dtype, "cuda.local.array")
             aid, name = self._decl(key, frame, "local", shape, dt)
@@ -317,17 +328,31 @@ class Run:
                 return
         self.sched.switch()
 
-    def activemask(self):
+    def activemask(self, frame):
+        # threads run one at a time here, so which lanes are active is only known once every lane of
+        # the warp has arrived here, finished, or blocked elsewhere: wait like a warp operation
         t = self.cur
-        m = 0
-        for th in self.warps[t.warp]:
-            if th.state != DONE:
-                m |= 1 << th.lane
-        return m
+        t.state, t.wait = WARP, ("activemask", None, frame, None, None)
+        self.steps += 1
+        if self.steps > self.max_steps:
+            self.step()
+        self._yield(t)
+        return t.result
 
     def _resolve_warps(self):
         progressed = False
         for lanes in self.warps:
+            waiting = [th for th in lanes if th.state == WARP and th.wait[0] == "activemask"]
+            if waiting:   # lanes at one activemask call are the active ones there
+                sites = {}
+                for th in waiting:
+                    sites.setdefault(_site(th), []).append(th)
+                for group in sites.values():
+                    m = sum(1 << g.lane for g in group)
+                    for g in group:
+                        g.result, g.state = m, RUN
+                progressed = True
+                continue
             by_lane = {th.lane: th for th in lanes}
             for th in lanes:
                 if th.state != WARP:
@@ -511,7 +536,8 @@ class Run:
             with lock:
                 if not finished[0]:
                     fired.set()
-                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(main), ctypes.py_object(_Timeout))
+                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(main),
+                                                               ctypes.py_object(_Timeout))
 
         timer = threading.Timer(self.timeout, watchdog) if self.timeout else None
         if timer:
@@ -520,10 +546,10 @@ class Run:
         try:
             for b in self.order:
                 self._run_block(b)
-        except _Timeout:
+        except _Timeout as e:
             raise self.error(E.Runaway, f"the kernel ran for more than {self.timeout:g} s in the simulator: "
                              "most likely a loop that never ends. Raise helpers.sim.config.timeout if it "
-                             "really needs longer.") from None
+                             "really needs longer.", frame=_kernel_frame(e.__traceback__)) from None
         except E.SimulatorError as err:
             err.trace = self.trace()
             raise
@@ -544,13 +570,18 @@ class Run:
         rec = self.rec
         keys = list(map(itemgetter(6, 7), rec))
         site_of = dict.fromkeys(keys)
-        sites, lines = [], {}
+        sites, lines, canon = [], {}, {}
         for code, lasti in site_of:
+            ck = canon_site(code, lasti)   # one site per instruction, however Python reports it
+            if ck in canon:
+                site_of[code, lasti] = canon[ck]
+                continue
+            canon[ck] = site_of[code, lasti] = len(sites)
             if code not in lines:
                 lines[code] = {off: ln for st, en, ln in code.co_lines() if ln for off in range(st, en, 2)}
-            line = lines[code].get(lasti, code.co_firstlineno)
-            site_of[code, lasti] = len(sites)
-            sites.append(Site(len(sites), code.co_filename, line, linecache.getline(code.co_filename, line).strip()))
+            line = lines[code].get(ck[1], code.co_firstlineno)
+            text = linecache.getline(code.co_filename, line).strip()
+            sites.append(Site(len(sites), code.co_filename, line, text))
         acc = np.zeros(len(rec), ACCESS_DTYPE)
         if rec:
             ints = np.array(list(map(itemgetter(0, 1, 2, 3, 4, 5), rec)), dtype=np.int64)
@@ -572,6 +603,16 @@ class Run:
                      dict(self.before), after)
 
 
+def _kernel_frame(tb):
+    """The innermost frame of a traceback that is not the simulator's (the learner's line)."""
+    frame = None
+    while tb is not None:
+        if not tb.tb_frame.f_globals.get("__name__", "").startswith(_SIM_PREFIX):
+            frame = tb.tb_frame
+        tb = tb.tb_next
+    return frame
+
+
 def _line(th):
     """Line number and text where a waiting thread waits."""
     f = th.wait[2]
@@ -580,7 +621,24 @@ def _line(th):
 
 def _site(th):
     f = th.wait[2]
-    return f.f_code, f.f_lasti
+    return canon_site(f.f_code, f.f_lasti)
+
+
+_CANON: dict = {}
+_OFFSETS: dict = {}
+
+
+def canon_site(code, lasti):
+    """(code, offset of the instruction that owns `lasti`). Python 3.11+ reports a call made from a
+    specialised instruction (e.g. BINARY_SUBSCR_GETITEM) at the end of its inline cache instead of
+    at the instruction, so one access instruction would otherwise show up as two sites."""
+    r = _CANON.get((code, lasti))
+    if r is None:
+        offs = _OFFSETS.get(code)
+        if offs is None:
+            offs = _OFFSETS[code] = [i.offset for i in dis.get_instructions(code)]
+        r = _CANON[code, lasti] = (code, offs[bisect.bisect_right(offs, lasti) - 1])
+    return r
 
 
 def _poison(shape, dt):
