@@ -1,0 +1,122 @@
+# %% [markdown]
+# # PMPP chapter 5: memory architecture and data locality
+#
+# The naive matrix multiplication of chapter 3 does two global loads per multiply-add. At about
+# 3 TB/s of memory bandwidth that caps it near 0.4 TFLOP/s of useful work however many cores the
+# GPU has: the kernel is limited by memory, and the ratio of arithmetic to bytes (its
+# **arithmetic intensity**) is what has to change.
+#
+# The memory hierarchy gives the means: **registers** (per thread, fastest), **shared memory** (per
+# block, on the SM, a few cycles away, tens to a couple hundred KiB per SM) and **global memory**
+# (everyone, hundreds of cycles away). Tiling loads a piece of each input into shared memory once
+# and lets every thread of the block reuse it.
+
+# %% setup
+
+# %%
+from numba import cuda, float32, uint32  # noqa: F401 (the kernel cells use them)
+
+import puzzles
+from helpers import bench
+from helpers.check import OverBudget, expect_failure
+from puzzles import pmpp_ch03_grids as ch03
+from puzzles import pmpp_ch05_tiling as ch05
+
+# %% [markdown]
+# ## Tiled matrix multiplication
+#
+# With `TILE x TILE` blocks, every element a block loads is used `TILE` times, so global traffic
+# drops by a factor of `TILE`. Each step has two phases separated by barriers: everybody loads,
+# everybody computes. The budget below allows exactly the loads of the tiled algorithm.
+
+# %%
+TILE = ch05.TILE
+
+# %% [markdown] statement:ch05_matmul_tiled
+
+# %% kernel:ch05_matmul_tiled
+
+# %%
+puzzles.show("ch05_matmul_tiled", tiled_matmul_kernel, view="counts")
+
+# %%
+puzzles.check("ch05_matmul_tiled", tiled_matmul_kernel)
+
+# %% [markdown]
+# The naive kernel computes the right numbers, and is turned down for its global reads:
+
+# %%
+expect_failure(OverBudget, puzzles.check, "ch05_matmul_tiled", ch03.matmul_kernel)
+
+# %% [markdown]
+# ## Exercise: the tile size chosen at launch
+#
+# The best tile depends on the device: how much shared memory an SM has, and how many blocks
+# should share it. Dynamic shared memory moves that choice from compile time to launch time.
+
+# %% [markdown] statement:ch05_matmul_dynamic
+
+# %% kernel:ch05_matmul_dynamic
+
+# %%
+puzzles.show("ch05_matmul_dynamic", dynamic_tiled_matmul_kernel, view="banks")
+
+# %%
+puzzles.check("ch05_matmul_dynamic", dynamic_tiled_matmul_kernel)
+
+# %% [markdown]
+# ## Register tiling
+#
+# A `32 x 32` tile still does one shared-memory read per multiply-add, and shared memory is not
+# free either. The next level of the hierarchy is the register file: each thread keeps a small
+# block of outputs in registers and reuses every value it reads from shared memory `TM` or `TN`
+# times. This is thread coarsening (chapter 6) applied to matmul, and it is how fast SGEMM kernels
+# are built. Numba places a small `cuda.local.array` in registers when every index into it is a
+# constant after loop unrolling, which the loops over `TM` and `TN` (module constants) give.
+#
+# The puzzle runs it with small tiles; the benchmark compiles the same code with `BM = BN = 128`,
+# `BK = 8`, `TM = TN = 8` (256 threads, 64 outputs each) through `ch05.specialize`.
+
+# %%
+BM, BN, BK, TM, TN = ch05.BM, ch05.BN, ch05.BK, ch05.TM, ch05.TN
+TX, TY, NT = ch05.TX, ch05.TY, ch05.NT
+A_LOADS, B_LOADS = ch05.A_LOADS, ch05.B_LOADS
+BM_PAD, M_TILE, N_TILE = ch05.BM_PAD, ch05.M_TILE, ch05.N_TILE
+
+# %% [markdown] statement:ch05_matmul_regtile
+
+# %% kernel:ch05_matmul_regtile
+
+# %%
+puzzles.show("ch05_matmul_regtile", regtile_matmul_kernel, view="banks")
+
+# %%
+puzzles.check("ch05_matmul_regtile", regtile_matmul_kernel)
+
+# %% [markdown]
+# Register allocation can be checked without a GPU: compile to PTX and look for local memory
+# (`ld.local`), which is where an array goes when it does not fit in registers.
+
+# %%
+from numba import types  # noqa: E402
+
+big = ch05.specialize(regtile_matmul_kernel, **ch05.regtile_constants(128, 128, 8, 8, 8))
+mat = types.float32[:, :]
+ptx, _ = cuda.compile_ptx(big.py_func, (mat, mat, mat, types.int64, types.int64, types.int64), cc=(7, 5))
+print("local memory loads:", ptx.count("ld.local"), "| fused multiply-adds:", ptx.count("fma.rn.f32"),
+      "| shared loads:", ptx.count("ld.shared"))
+
+# %% [markdown]
+# ## Measure it
+#
+# Every variant is validated against NumPy on ragged shapes, then timed on square matrices next to
+# cuBLAS SGEMM (through CuPy, where installed) in FP32. The goal: the register-tiled kernel at 40%
+# of cuBLAS or better.
+
+# %%
+if bench.skip_reason():
+    print(bench.skip_reason())
+else:
+    rows = ch05.benchmark()
+    print(bench.table(rows))
+    bench.bar_chart(rows, title="SGEMM (ch. 5)")
