@@ -10,6 +10,7 @@ Every view is also a plain function of a Trace returning a matplotlib Figure:
 `banks_view(trace)`, `diagnostic_view(err)`. The numbers behind them are in
 `helpers.viz.analysis` (pure functions, no drawing).
 """
+
 from __future__ import annotations
 
 import sys
@@ -24,8 +25,17 @@ from helpers.viz.memory import banks_view, coalescing_view
 
 VIEWS = ("access", "counts", "coalescing", "banks")
 
-__all__ = ["VIEWS", "access_map", "analysis", "banks_view", "coalescing_view", "counts_view",
-           "diagnostic_view", "show", "trace_of"]
+__all__ = [
+    "VIEWS",
+    "access_map",
+    "analysis",
+    "banks_view",
+    "coalescing_view",
+    "counts_view",
+    "diagnostic_view",
+    "show",
+    "trace_of",
+]
 
 
 def _inline():
@@ -48,6 +58,7 @@ def trace_of(puzzle, kernel, *, case=0, seed=0):
     """(trace, case) of one case of `puzzle` run through the simulator; a simulator diagnostic
     is raised as the `helpers.sim.errors.SimulatorError` itself (with `.trace`)."""
     from helpers.check import KernelDiagnosed, run_case
+
     c = _case(puzzle, case, seed)
     try:
         launch, _ = run_case(puzzle, kernel, c, seed=seed)
@@ -66,10 +77,13 @@ def show(puzzle, kernel, view: str = "access", *, case: int = 0, seed: int = 0):
     inline in Jupyter/Colab, and `fig.savefig("x.png")` or `("x.svg")` saves it.
     """
     from helpers.sim.errors import SimulatorError
+
     if view not in VIEWS:
         raise ValueError(f"view must be one of {', '.join(map(repr, VIEWS))}; got {view!r}")
     _inline()
-    name = getattr(kernel, "__name__", None) or getattr(getattr(kernel, "py_func", None), "__name__", "kernel")
+    name = getattr(kernel, "__name__", None) or getattr(
+        getattr(kernel, "py_func", None), "__name__", "kernel"
+    )
     try:
         trace, c = trace_of(puzzle, kernel, case=case, seed=seed)
     except SimulatorError as err:

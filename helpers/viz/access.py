@@ -6,11 +6,12 @@ the left, shared memory in the middle (one copy per barrier interval, because a
 has a colour; a dot is a read, a filled cell a write, a line links the reads of a
 thread to the write they fed.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import matplotlib as mpl
+import matplotlib
 import numpy as np
 from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.lines import Line2D
@@ -20,19 +21,23 @@ from helpers.sim.trace import READ, Trace
 from helpers.viz import analysis as an
 from helpers.viz import style
 
-WRAP = 32             # 1-D arrays longer than this wrap onto more rows
+WRAP = 32  # 1-D arrays longer than this wrap onto more rows
 MAX_BLOCKS = 4
-MAX_THREADS = 256     # 16 x 16
-VALUE_CELLS = 96      # arrays up to this many cells show their values
-LABEL_CELLS = 48      # ... and, when written, the writer's thread id
-LEGEND_THREADS = 16   # a legend entry per thread up to this many, a colour bar beyond
+MAX_THREADS = 256  # 16 x 16
+VALUE_CELLS = 96  # arrays up to this many cells show their values
+LABEL_CELLS = 48  # ... and, when written, the writer's thread id
+BIG_ARRAY = 1024  # arrays with more cells are drawn as one image
+MAX_TEXTS = 500  # cell labels per figure at most (text is what makes drawing slow)
+MAX_EPOCHS = 4  # shared-memory copies (barrier intervals) drawn at most
+LEGEND_THREADS = 16  # a legend entry per thread up to this many, a colour bar beyond
 
 
 @dataclass
 class Placed:
     """Where one array (or one barrier-interval copy of a shared array) sits in a panel."""
+
     array: int
-    epoch: int          # -1 for one copy (global/const); barrier interval for shared copies
+    epoch: int  # -1 for one copy (global/const); barrier interval for shared copies
     x0: float
     y0: float
     rows: int
@@ -69,12 +74,19 @@ class Layout:
     placed: list
     width: float
     height: float
-    by_key: dict = field(default_factory=dict)   # (array, epoch) -> Placed
+    by_key: dict = field(default_factory=dict)  # (array, epoch) -> Placed
     right_ids: set = field(default_factory=set)  # output arrays (show values after the launch)
+    shared_ids: set = field(default_factory=set)
     ever_written: dict = field(default_factory=dict)  # array id -> indices any block wrote
     dot_size: float = 20.0
     line_width: float = 1.4
-    several: bool = False                         # some cell had several writers
+    several: bool = False  # some cell had several writers
+    values: bool = True  # write values in cells
+    writer_labels: bool = True  # write "t3" in written cells
+    label_size: float = 8.0  # font sizes, scaled with the cells
+    cell_size: float = 6.5
+    epochs_shown: int = 0
+    epochs_total: int = 0
 
 
 def _grid(info) -> tuple:
@@ -87,7 +99,7 @@ def _grid(info) -> tuple:
 
 
 def _ordinal(n: int) -> str:
-    return f"{n}{'tsnrhtdd'[(n // 10 % 10 != 1) * (n % 10 < 4) * n % 10::4]}"
+    return f"{n}{'tsnrhtdd'[(n // 10 % 10 != 1) * (n % 10 < 4) * n % 10 :: 4]}"
 
 
 def _label(info, epoch: int) -> str:
@@ -113,10 +125,10 @@ def columns(trace: Trace) -> tuple:
     return ins, mid, outs
 
 
-BAND_WIDTH = 70       # cells; a band wider than this wraps
-ARRAY_GAP = 2.0       # cells between arrays side by side
-BAND_GAP = 2.2        # cells between bands: room for the lines to slant
-LABEL_CHARS = 6.0     # label characters per cell width (8 pt labels, 0.45 inch cells)
+BAND_WIDTH = 70  # cells; a band wider than this wraps
+ARRAY_GAP = 2.0  # cells between arrays side by side
+BAND_GAP = 2.2  # cells between bands: room for the lines to slant
+LABEL_CHARS = 6.0  # label characters per cell width (8 pt labels, 0.45 inch cells)
 
 
 def layout(trace: Trace, blocks, extra_epochs=None) -> Layout:
@@ -127,21 +139,27 @@ def layout(trace: Trace, blocks, extra_epochs=None) -> Layout:
     for aid, ep in (extra_epochs or {}).items():
         epochs[aid] = sorted(set(epochs.get(aid, [])) | {ep})
     all_epochs = sorted({e for a in mid for e in (epochs.get(a) or [0])})
+    if len(all_epochs) > MAX_EPOCHS:  # the first few intervals tell the story; a fault's is kept
+        keep = set(all_epochs[:MAX_EPOCHS]) | set((extra_epochs or {}).values())
+        all_epochs = [e for e in all_epochs if e in keep]
     bands = [[(a, -1) for a in ins]]
     bands += [[(a, e) for a in mid if e in (epochs.get(a) or [0])] for e in all_epochs]
     bands += [[(a, -1) for a in outs]]
-    rows_of = []                    # each band cut into lines no wider than BAND_WIDTH
+    rows_of = []  # each band cut into lines no wider than BAND_WIDTH
     for band in (b for b in bands if b):
         line, width = [], 0.0
         for item in band:
-            w = max(_grid(trace.arrays[item[0]])[1], len(_label(trace.arrays[item[0]], item[1])) / LABEL_CHARS)
+            w = max(
+                _grid(trace.arrays[item[0]])[1], len(_label(trace.arrays[item[0]], item[1])) / LABEL_CHARS
+            )
             if line and width + ARRAY_GAP + w > BAND_WIDTH:
                 rows_of.append(line)
                 line, width = [], 0.0
             width += (ARRAY_GAP if line else 0) + w
             line.append(item)
         rows_of.append(line)
-    def foot(item):             # an array's width, or its label's if wider
+
+    def foot(item):  # an array's width, or its label's if wider
         return max(_grid(trace.arrays[item[0]])[1], len(_label(trace.arrays[item[0]], item[1])) / LABEL_CHARS)
 
     widths = [sum(foot(it) for it in line) + ARRAY_GAP * (len(line) - 1) for line in rows_of]
@@ -149,7 +167,7 @@ def layout(trace: Trace, blocks, extra_epochs=None) -> Layout:
     placed, y = [], 0.0
     for line, w in zip(rows_of, widths):
         x = (total_w - w) / 2
-        y += 1.3                                  # room for the labels
+        y += 1.3  # room for the labels
         tallest = 0
         for aid, ep in line:
             rows, cols, size = _grid(trace.arrays[aid])
@@ -158,6 +176,10 @@ def layout(trace: Trace, blocks, extra_epochs=None) -> Layout:
             tallest = max(tallest, rows)
         y += tallest + BAND_GAP
     lay = Layout(placed, total_w, y - BAND_GAP + 0.6)
+    lay.epochs_shown, lay.epochs_total = (
+        len(all_epochs),
+        len({e for a in mid for e in (epochs.get(a) or [0])}),
+    )
     lay.by_key = {(p.array, p.epoch): p for p in placed}
     return lay
 
@@ -165,21 +187,23 @@ def layout(trace: Trace, blocks, extra_epochs=None) -> Layout:
 @dataclass
 class Focus:
     """What the diagnostic view marks in red."""
+
     block: int | None = None
-    threads: tuple = ()                 # linear thread ids in `block`
-    marks: list = field(default_factory=list)   # (array id, epoch key, index as written, text)
+    threads: tuple = ()  # linear thread ids in `block`
+    marks: list = field(default_factory=list)  # (array id, epoch key, index as written, text)
     extra_epochs: dict = field(default_factory=dict)
 
 
-def _cell_texts(trace: Trace, lay: Layout, p: Placed, wr: dict, show_values: bool) -> list:
+def _cell_texts(trace: Trace, lay: Layout, p: Placed, wr: dict) -> list:
     """(x, y, value text, writer label, flat index) per cell worth labelling."""
     info = trace.arrays[p.array]
     values = None
-    if show_values and info.space != "shared" and p.size <= VALUE_CELLS:
+    if lay.values and info.space != "shared" and p.size <= VALUE_CELLS:
         src = trace.after if info.id in lay.right_ids else trace.before
         if info.name in src:
             values = np.asarray(src[info.name]).reshape(-1)
-    if values is None and p.size > LABEL_CELLS:
+    labels = lay.writer_labels and p.size <= LABEL_CELLS
+    if values is None and not labels:
         return []
     ever = lay.ever_written.get(p.array, set())
     out = []
@@ -189,58 +213,114 @@ def _cell_texts(trace: Trace, lay: Layout, p: Placed, wr: dict, show_values: boo
         txt = ""
         if values is not None:
             if info.id in lay.right_ids and i not in ever:
-                txt = "·"                     # poison: nobody wrote it
+                txt = "·"  # poison: nobody wrote it
             elif i < values.size:
                 txt = style.fmt_value(values[i])
         label = ""
-        if who and p.size <= LABEL_CELLS:
+        if who and labels:
             label = f"t{an.thread_name(trace, who[0])}" if len(who) == 1 else f"{len(who)} threads"
         if txt or label:
             out.append((x, y, txt, label, i))
     return out
 
 
-def _draw_panel(ax, trace: Trace, lay: Layout, block: int, threads: list, colors: dict, focus, show_values):
+def _faces(sel: np.ndarray, size: int, colors: dict) -> tuple:
+    """RGBA per cell from the accesses `sel` to one array copy: the writer's colour; a lighter shade
+    of the reader's; grey where several threads wrote. Returns (faces, several writers?)."""
+    faces = np.tile(matplotlib.colors.to_rgba(style.EMPTY), (size, 1))
+
+    def one_thread(kind_mask):
+        pairs = np.unique(np.stack([sel["index"][kind_mask], sel["thread"][kind_mask]], axis=1), axis=0)
+        idx, first, n = np.unique(pairs[:, 0], return_index=True, return_counts=True)
+        return idx, pairs[first, 1], n
+
+    def rgba(threads, shade):
+        return np.array(
+            [
+                matplotlib.colors.to_rgba(shade(colors[t]) if t in colors else style.MUTED)
+                for t in threads.tolist()
+            ]
+        ).reshape(-1, 4)
+
+    idx, who, n = one_thread(sel["kind"] == READ)
+    ok = idx < size
+    faces[idx[ok]] = matplotlib.colors.to_rgba(style.READ_TINT)
+    one = ok & (n == 1)
+    faces[idx[one]] = rgba(who[one], style.tint)
+    idx, who, n = one_thread(sel["kind"] != READ)
+    ok = idx < size
+    one = ok & (n == 1)
+    faces[idx[one]] = rgba(who[one], lambda c: c)
+    faces[idx[ok & (n > 1)]] = matplotlib.colors.to_rgba(style.MUTED)
+    return faces, bool((ok & (n > 1)).any())
+
+
+def _draw_panel(ax, trace: Trace, lay: Layout, block: int, threads: list, colors: dict, focus):
     rows = trace.acc[trace.acc["block"] == block]
     wr = an.writers(trace, block)
     bad_threads = set(focus.threads) if focus and focus.block == block else set()
-    cells, faces, texts, face_of = [], [], [], {}
+    cells, faces, texts = [], [], []
     for p in lay.placed:
         sel = rows[rows["array"] == p.array]
         if p.epoch >= 0:
             sel = sel[sel["epoch"] == p.epoch]
-        rd = sel[sel["kind"] == READ]
-        readers: dict = {}
-        for t, i in zip(rd["thread"].tolist(), rd["index"].tolist()):
-            readers.setdefault(i, set()).add(t)
-        for i in range(p.size):
-            x, y = p.x0 + i % p.cols, p.y0 + i // p.cols
-            cells.append(((x, y), (x + 1, y), (x + 1, y + 1), (x, y + 1)))
-            who = wr.get((p.array, p.epoch, i), ())
-            if len(who) == 1:
-                faces.append(colors.get(who[0], style.MUTED))
-            elif who:
-                faces.append(style.MUTED)
-                lay.several = True
-            elif len(readers.get(i, ())) == 1:
-                faces.append(style.tint(colors.get(next(iter(readers[i])), style.MUTED)))
-            else:
-                faces.append(style.READ_TINT if i in readers else style.EMPTY)
-            face_of[(p.array, p.epoch, i)] = faces[-1]
-        texts += [(x, y, txt, label, face_of[(p.array, p.epoch, i)])
-                  for x, y, txt, label, i in _cell_texts(trace, lay, p, wr, show_values)]
-        ax.text(p.x0, p.y0 - 0.25, p.label, fontsize=style.FONT["label"], ha="left", va="bottom", color=style.INK)
-    # cells sit above the lines: a line shows between the cells it joins, not across values
-    ax.add_collection(PolyCollection(cells, facecolors=faces, edgecolors="#BBBBBB", linewidths=0.6, zorder=2))
-    for x, y, txt, label, face in texts:
-        ink = style.ink_on(face) if face != style.EMPTY else style.MUTED   # grey: another block's doing
-        if txt and label:
-            ax.text(x, y - 0.12, txt, fontsize=style.FONT["cell"], ha="center", va="center", zorder=4, color=ink)
-            ax.text(x, y + 0.28, label, fontsize=style.FONT["cell"] - 1, ha="center", va="center", zorder=4,
-                    color=ink)
+        face, several = _faces(sel, p.size, colors)
+        lay.several |= several
+        if p.size > BIG_ARRAY:  # one image: no cell borders, but fast
+            img = np.ones((p.rows * p.cols, 4))
+            img[: p.size] = face
+            ax.imshow(
+                img.reshape(p.rows, p.cols, 4),
+                extent=(p.x0, p.x0 + p.cols, p.y0 + p.rows, p.y0),
+                interpolation="nearest",
+                zorder=2,
+            )
         else:
-            ax.text(x, y, txt or label, fontsize=style.FONT["cell"], ha="center", va="center", zorder=4,
-                    color=ink if txt != "·" else style.MUTED)
+            for i in range(p.size):
+                x, y = p.x0 + i % p.cols, p.y0 + i // p.cols
+                cells.append(((x, y), (x + 1, y), (x + 1, y + 1), (x, y + 1)))
+            faces.append(face)
+        texts += [(x, y, txt, label, face[i]) for x, y, txt, label, i in _cell_texts(trace, lay, p, wr)]
+        style.text(
+            ax, p.x0, p.y0 - 0.25, p.label, fontsize=lay.label_size, ha="left", va="bottom", color=style.INK
+        )
+    # cells sit above the lines: a line shows between the cells it joins, not across values
+    if cells:
+        ax.add_collection(
+            PolyCollection(
+                cells, facecolors=np.concatenate(faces), edgecolors="#BBBBBB", linewidths=0.6, zorder=2
+            )
+        )
+    empty = matplotlib.colors.to_rgba(style.EMPTY)
+    for x, y, txt, label, face in texts:
+        ink = style.ink_on(face) if tuple(face) != empty else style.MUTED  # grey: another block's doing
+        if txt and label:
+            style.text(
+                ax, x, y - 0.12, txt, fontsize=lay.cell_size, ha="center", va="center", zorder=4, color=ink
+            )
+            style.text(
+                ax,
+                x,
+                y + 0.28,
+                label,
+                fontsize=lay.cell_size - 1,
+                ha="center",
+                va="center",
+                zorder=4,
+                color=ink,
+            )
+        else:
+            style.text(
+                ax,
+                x,
+                y,
+                txt or label,
+                fontsize=lay.cell_size,
+                ha="center",
+                va="center",
+                zorder=4,
+                color=ink if txt != "·" else style.MUTED,
+            )
 
     # read -> write lines, from the edge of the read cell to the facing edge of the written one
     e = an.edges(trace, block)
@@ -253,7 +333,7 @@ def _draw_panel(ax, trace: Trace, lay: Layout, block: int, threads: list, colors
             continue
         (xs, ys), (xd, yd) = ps.cell(r["src_index"]), pd.cell(r["dst_index"])
         if (xs, ys) == (xd, yd):
-            continue                       # read-modify-write of one cell
+            continue  # read-modify-write of one cell
         dy = np.sign(yd - ys)
         ys, yd = (ys + 0.5 * dy, yd - 0.5 * dy) if dy else (ys + 0.5, yd + 0.5)
         bad = int(r["thread"]) in bad_threads
@@ -265,8 +345,9 @@ def _draw_panel(ax, trace: Trace, lay: Layout, block: int, threads: list, colors
     # a dot on the lower edge of every cell a shown thread read
     rd = rows[np.isin(rows["thread"], threads) & (rows["kind"] == READ)]
     xs, ys, cs = [], [], []
-    for t, arr, idx, ep in zip(rd["thread"].tolist(), rd["array"].tolist(), rd["index"].tolist(),
-                               rd["epoch"].tolist()):
+    for t, arr, idx, ep in zip(
+        rd["thread"].tolist(), rd["array"].tolist(), rd["index"].tolist(), rd["epoch"].tolist()
+    ):
         p = lay.by_key.get((arr, an.node_epoch(trace, arr, ep)))
         if p is not None:
             x, y = p.cell(idx)
@@ -289,44 +370,70 @@ def _draw_panel(ax, trace: Trace, lay: Layout, block: int, threads: list, colors
             if p is None:
                 continue
             x, y = p.cell_at(index)
-            ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, fc="white", ec=style.BAD, lw=2.5, hatch="xxx",
-                                   zorder=7))
-            ax.annotate(text, (x, y + 0.5), xytext=(0, -3), textcoords="offset points", ha="center",
-                        va="top", fontsize=style.FONT["label"], color=style.BAD, fontweight="bold", zorder=9,
-                        annotation_clip=False, bbox={"fc": "white", "ec": "none", "alpha": 0.85, "pad": 0.5})
+            ax.add_patch(
+                Rectangle((x - 0.5, y - 0.5), 1, 1, fc="white", ec=style.BAD, lw=2.5, hatch="xxx", zorder=7)
+            )
+            ax.annotate(
+                text,
+                (x, y + 0.5),
+                xytext=(0, -3),
+                textcoords="offset points",
+                ha="center",
+                va="top",
+                fontsize=style.FONT["label"],
+                color=style.BAD,
+                fontweight="bold",
+                zorder=9,
+                annotation_clip=False,
+                bbox={"fc": "white", "ec": "none", "alpha": 0.85, "pad": 0.5},
+            )
 
 
-def draw_access_map(trace: Trace, *, title: str | None = None, focus: Focus | None = None,
-                    max_blocks: int = MAX_BLOCKS, max_threads: int = MAX_THREADS, values: bool = True):
+def draw_access_map(
+    trace: Trace,
+    *,
+    title: str | None = None,
+    focus: Focus | None = None,
+    max_blocks: int = MAX_BLOCKS,
+    max_threads: int = MAX_THREADS,
+    values: bool = True,
+):
     """The access-map figure for `trace` (see the module docstring); `focus` marks a fault in red."""
     must_b = [focus.block] if focus and focus.block is not None else []
     blocks = an.sample(trace.nblocks, max_blocks, must_b)
     threads = an.sample(trace.nthreads, max_threads, list(focus.threads) if focus else [])
     lay = layout(trace, blocks, focus.extra_epochs if focus else None)
     lay.right_ids = set(columns(trace)[2])
+    lay.shared_ids = set(columns(trace)[1])
     lay.ever_written = {}
     wrote = trace.acc[trace.acc["kind"] != READ]
     for a in set(wrote["array"].tolist()):
         lay.ever_written[a] = set(wrote["index"][wrote["array"] == a].tolist())
-    n_cells = sum(p.size for p in lay.placed)
     # panels in the grid whose overall shape is closest to landscape 4:3
     pw, ph = lay.width + 1.6, lay.height + 1.2
-    ncols = min(range(1, len(blocks) + 1),
-                key=lambda c: abs(np.log(c * pw / (-(-len(blocks) // c) * ph) / 1.33)))
+    ncols = min(
+        range(1, len(blocks) + 1), key=lambda c: abs(np.log(c * pw / (-(-len(blocks) // c) * ph) / 1.33))
+    )
     nrows = -(-len(blocks) // ncols)
-    cell = min(0.45, 14.0 / (ncols * pw), 28.0 / (nrows * ph))    # inches per cell
+    cell = min(0.45, 14.0 / (ncols * pw), 28.0 / (nrows * ph))  # inches per cell
     lay.dot_size = max(3.0, 22 * (cell / 0.45) ** 2)
     lay.line_width = 1.4 if len(threads) <= 32 else 0.8
-    show_values = values and n_cells * len(blocks) <= 1500 and cell >= 0.3
+    # text is the slow part of drawing: values and thread labels only where they are legible and few
+    value_cells = sum(p.size for p in lay.placed if p.size <= VALUE_CELLS and p.array not in lay.shared_ids)
+    label_cells = sum(p.size for p in lay.placed if p.size <= LABEL_CELLS)
+    lay.values = values and cell >= 0.3 and value_cells * len(blocks) <= MAX_TEXTS
+    lay.writer_labels = cell >= 0.3 and (label_cells + value_cells * lay.values) * len(blocks) <= MAX_TEXTS
+    lay.label_size = float(np.clip(8 * cell / 0.4, 5, 8))
+    lay.cell_size = float(np.clip(6.5 * cell / 0.42, 5, 7))
     colors = dict(zip(threads, style.thread_colors(len(threads))))
 
     legend_w = 1.3 if len(threads) <= LEGEND_THREADS else 1.0
     fig = style.new_figure(ncols * pw * cell + legend_w, nrows * ph * cell + 1.3)
     axes = fig.subplots(nrows, ncols, squeeze=False).reshape(-1)
-    for ax in axes[len(blocks):]:
+    for ax in axes[len(blocks) :]:
         ax.set_axis_off()
     for ax, b in zip(axes, blocks):
-        _draw_panel(ax, trace, lay, b, threads, colors, focus, show_values)
+        _draw_panel(ax, trace, lay, b, threads, colors, focus)
         ax.set_xlim(-0.8, lay.width + 0.8)
         ax.set_ylim(lay.height + 0.2, -0.2)
         ax.set_aspect("equal")
@@ -335,8 +442,12 @@ def draw_access_map(trace: Trace, *, title: str | None = None, focus: Focus | No
         for s in ax.spines.values():
             s.set_color("#DDDDDD")
         bad = " (the faulting block)" if focus and focus.block == b else ""
-        ax.set_title(f"{an.block_name(trace, b)}{bad}: {trace.nthreads} threads", loc="left",
-                     fontsize=style.FONT["panel"], color=style.BAD if bad else style.INK)
+        ax.set_title(
+            f"{an.block_name(trace, b)}{bad}: {trace.nthreads} threads",
+            loc="left",
+            fontsize=style.FONT["panel"],
+            color=style.BAD if bad else style.INK,
+        )
 
     notes = []
     if len(blocks) < trace.nblocks:
@@ -344,17 +455,31 @@ def draw_access_map(trace: Trace, *, title: str | None = None, focus: Focus | No
     if len(threads) < trace.nthreads:
         notes.append(f"showing {len(threads)} of {trace.nthreads} threads per block, evenly spread")
     if not (trace.acc["kind"] != READ).any():
-        axes[0].text(0.5, 0.5, "Nothing written yet: no thread wrote anything.", transform=axes[0].transAxes,
-                     ha="center", va="center", fontsize=style.FONT["title"], color=style.BAD,
-                     bbox={"fc": "white", "ec": style.BAD, "pad": 6}, zorder=10)
-    key = ["dot = a thread read this cell;  filled cell = a thread wrote it (colour and tN: which thread);  "
-           "line = the reads of a thread that fed its write"]
-    if lay.right_ids and show_values:
+        style.text(
+            axes[0],
+            0.5,
+            0.5,
+            "Nothing written yet: no thread wrote anything.",
+            transform=axes[0].transAxes,
+            ha="center",
+            va="center",
+            fontsize=style.FONT["title"],
+            color=style.BAD,
+            bbox={"fc": "white", "ec": style.BAD, "pad": 6},
+            zorder=10,
+        )
+    key = [
+        "dot = a thread read this cell;  filled cell = a thread wrote it (colour and tN: which thread);  "
+        "line = the reads of a thread that fed its write"
+    ]
+    if lay.epochs_shown < lay.epochs_total:
+        notes.append(f"shared memory: the first {lay.epochs_shown} of {lay.epochs_total} barrier intervals")
+    if lay.right_ids and lay.values:
         key.append("values: inputs before the launch, outputs after it (· = never written)")
     if notes:
         key.append("; ".join(notes))
     style.footnote(fig, *key)
-    fig.suptitle(title or "Access map: who read what, who wrote what", fontsize=style.FONT["title"])
+    style.title(fig, title or "Access map: who read what, who wrote what")
     _legend(fig, trace, threads, colors, focus, lay.several)
     return fig
 
@@ -362,8 +487,9 @@ def draw_access_map(trace: Trace, *, title: str | None = None, focus: Focus | No
 def _legend(fig, trace: Trace, threads, colors, focus, several):
     handles = []
     if len(threads) <= LEGEND_THREADS:
-        handles = [Line2D([], [], color=colors[t], lw=3, label=f"thread {an.thread_name(trace, t)}")
-                   for t in threads]
+        handles = [
+            Line2D([], [], color=colors[t], lw=3, label=f"thread {an.thread_name(trace, t)}") for t in threads
+        ]
     if several:
         handles.append(Patch(fc=style.MUTED, ec="#BBBBBB", label="written by\nseveral threads"))
     if focus is not None and (focus.threads or focus.marks):
@@ -371,21 +497,35 @@ def _legend(fig, trace: Trace, threads, colors, focus, several):
     if handles:
         fig.legend(handles=handles, loc="outside right upper", fontsize=style.FONT["label"], frameon=False)
     if len(threads) > LEGEND_THREADS:
-        cmap = mpl.colors.ListedColormap(style.thread_colors(len(threads)))
-        norm = mpl.colors.Normalize(0, len(threads))
+        cmap = matplotlib.colors.ListedColormap(style.thread_colors(len(threads)))
+        norm = matplotlib.colors.Normalize(0, len(threads))
         height = fig.get_figheight()
-        cb = fig.colorbar(mpl.cm.ScalarMappable(norm, cmap), ax=fig.axes, shrink=min(0.8, 4.0 / height),
-                          aspect=25, pad=0.01, anchor=(0.0, 1.0))
+        cb = fig.colorbar(
+            matplotlib.cm.ScalarMappable(norm, cmap),
+            ax=fig.axes,
+            shrink=min(0.8, 4.0 / height),
+            aspect=25,
+            pad=0.01,
+            anchor=(0.0, 1.0),
+        )
         ticks = np.linspace(0, len(threads) - 1, min(len(threads), 6)).round().astype(int)
         cb.set_ticks(ticks + 0.5, labels=[an.thread_name(trace, threads[i]) for i in ticks])
         bx = trace.block[0]
-        cb.set_label("thread" + ("" if trace.block[1] == 1 and trace.block[2] == 1 else
-                                 f" (x, y); linear id = x + y*{bx}"), fontsize=style.FONT["label"])
+        cb.set_label(
+            "thread"
+            + ("" if trace.block[1] == 1 and trace.block[2] == 1 else f" (x, y); linear id = x + y*{bx}"),
+            fontsize=style.FONT["label"],
+        )
         cb.ax.tick_params(labelsize=style.FONT["label"] - 1)
 
 
-def access_map(trace: Trace, *, title: str | None = None, max_blocks: int = MAX_BLOCKS,
-               max_threads: int = MAX_THREADS, values: bool = True):
+def access_map(
+    trace: Trace,
+    *,
+    title: str | None = None,
+    max_blocks: int = MAX_BLOCKS,
+    max_threads: int = MAX_THREADS,
+    values: bool = True,
+):
     """Figure: per block, arrays as grids, each thread's reads (dots) -> writes (filled cells)."""
     return draw_access_map(trace, title=title, max_blocks=max_blocks, max_threads=max_threads, values=values)
-

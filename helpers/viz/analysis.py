@@ -4,6 +4,7 @@ Everything the views show is computed here first, so it can be tested on its own
 per-thread counts against a budget, read -> write edges for the access map,
 32-byte sectors per warp access (coalescing) and shared-memory bank conflicts.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,8 +13,8 @@ import numpy as np
 
 from helpers.sim.trace import ATOMIC, READ, WRITE, Trace, WarpAccess
 
-SECTOR_BYTES = 32     # DRAM/L2 transaction granularity on every GPU since Pascal
-NUM_BANKS = 32        # shared memory: 32 banks, each 4 bytes wide
+SECTOR_BYTES = 32  # DRAM/L2 transaction granularity on every GPU since Pascal
+NUM_BANKS = 32  # shared memory: 32 banks, each 4 bytes wide
 BANK_BYTES = 4
 
 COUNT_KEYS = ("global_reads", "global_writes", "shared_reads", "shared_writes")
@@ -36,7 +37,7 @@ def thread_name(trace: Trace, t: int) -> str:
 
 
 def block_name(trace: Trace, b: int) -> str:
-    """"block 2" in a 1-D grid, "block (2,1)" in 2-D."""
+    """ "block 2" in a 1-D grid, "block (2,1)" in 2-D."""
     x, y, z = trace.block_index(b)
     if trace.grid[1] == 1 and trace.grid[2] == 1:
         return f"block {x}"
@@ -44,6 +45,7 @@ def block_name(trace: Trace, b: int) -> str:
 
 
 # ---------------------------------------------------------------- counts vs budget
+
 
 def thread_counts(trace: Trace) -> dict:
     """Per-thread counts, each shaped (nblocks, nthreads). Atomics count as neither reads nor writes."""
@@ -85,9 +87,10 @@ def resolve_budget(budget, case=None) -> dict:
 @dataclass(frozen=True)
 class Overage:
     """The worst offender of one budget."""
+
     key: str
-    block: int          # linear block id
-    thread: int         # linear thread id (-1 for per-block budgets)
+    block: int  # linear block id
+    thread: int  # linear thread id (-1 for per-block budgets)
     value: int
     limit: int
 
@@ -110,8 +113,11 @@ def worst_overages(trace: Trace, limits: dict) -> list:
         per_block = block_atomics(trace)
         if per_block.size and per_block.max() > limits["global_atomics_per_block"]:
             b = int(np.argmax(per_block))
-            found.append(Overage("global_atomics_per_block", b, -1, int(per_block[b]),
-                                 limits["global_atomics_per_block"]))
+            found.append(
+                Overage(
+                    "global_atomics_per_block", b, -1, int(per_block[b]), limits["global_atomics_per_block"]
+                )
+            )
     if "shared_bytes" in limits and shared_bytes(trace) > limits["shared_bytes"]:
         found.append(Overage("shared_bytes", 0, -1, shared_bytes(trace), limits["shared_bytes"]))
     return found
@@ -119,11 +125,17 @@ def worst_overages(trace: Trace, limits: dict) -> list:
 
 # ---------------------------------------------------------------- access map edges
 
-EDGE_DTYPE = np.dtype([
-    ("thread", "i4"),
-    ("src_array", "i2"), ("src_epoch", "i4"), ("src_index", "i8"),
-    ("dst_array", "i2"), ("dst_epoch", "i4"), ("dst_index", "i8"),
-])
+EDGE_DTYPE = np.dtype(
+    [
+        ("thread", "i4"),
+        ("src_array", "i2"),
+        ("src_epoch", "i4"),
+        ("src_index", "i8"),
+        ("dst_array", "i2"),
+        ("dst_epoch", "i4"),
+        ("dst_index", "i8"),
+    ]
+)
 
 
 def drawn_arrays(trace: Trace) -> list:
@@ -139,18 +151,20 @@ def node_epoch(trace: Trace, array_id: int, epoch: int) -> int:
 def edges(trace: Trace, block: int) -> np.ndarray:
     """What each thread of `block` read before each of its writes: EDGE_DTYPE rows, deduplicated.
 
-    A write (or atomic) is linked to the reads its thread made since its previous write; when
-    some of those reads are in the write's own barrier interval, only those (so a tile loaded
-    in the next loop iteration is not linked to the previous tile's arithmetic). A write that
-    follows no read (a constant, a register value) has no edge.
+    Data flow through registers is invisible to the trace, so this is a rule of thumb: a write
+    (or atomic) is fed by the reads its thread made in the same barrier interval since its last
+    write; those reads are used up. With no such read, a write to global memory is fed by every
+    read still unused (a value accumulated in a register over several intervals, as in a tiled
+    matmul); a shared write then has no edge, since it is as likely a constant (zero padding of
+    a tile) as a value carried over a barrier.
     """
     drawn = {a.id for a in drawn_arrays(trace)}
     rows = trace.acc[(trace.acc["block"] == block) & np.isin(trace.acc["array"], list(drawn))]
     if len(rows) == 0:
         return np.zeros(0, EDGE_DTYPE)
-    order = np.argsort(rows["thread"], kind="stable")   # keeps each thread's execution order
+    order = np.argsort(rows["thread"], kind="stable")  # keeps each thread's execution order
     rows = rows[order]
-    shared = np.array([trace.arrays[i].space == "shared" for i in range(len(trace.arrays))])
+    shared = np.array([a.space == "shared" for a in trace.arrays])
     epoch_key = np.where(shared[rows["array"]], rows["epoch"], -1)
     out = set()
     pending: list = []
@@ -163,9 +177,10 @@ def edges(trace: Trace, block: int) -> np.ndarray:
             pending.append((arr, ek, idx, epoch))
             continue
         same = [p for p in pending if p[3] == epoch]
-        for sa, se, si, _ in (same or pending):
+        feed = same or (pending if ek < 0 else [])
+        for sa, se, si, _ in feed:
             out.add((thread, sa, se, si, arr, ek, idx))
-        pending = []
+        pending = [p for p in pending if p[3] != epoch] if same else ([] if ek < 0 else pending)
     return np.array(sorted(out), EDGE_DTYPE)
 
 
@@ -173,8 +188,13 @@ def writers(trace: Trace, block: int | None = None) -> dict:
     """{(array id, epoch key, flat index): sorted tuple of writer thread ids} for writes and atomics."""
     rows = trace.select(kind=[WRITE, ATOMIC], block=block)
     found: dict = {}
-    for b, t, arr, idx, ep in zip(rows["block"].tolist(), rows["thread"].tolist(), rows["array"].tolist(),
-                                  rows["index"].tolist(), rows["epoch"].tolist()):
+    for b, t, arr, idx, ep in zip(
+        rows["block"].tolist(),
+        rows["thread"].tolist(),
+        rows["array"].tolist(),
+        rows["index"].tolist(),
+        rows["epoch"].tolist(),
+    ):
         key = (arr, node_epoch(trace, arr, ep), idx)
         found.setdefault(key, set()).add(t if block is not None else (b, t))
     return {k: tuple(sorted(v)) for k, v in found.items()}
@@ -200,12 +220,13 @@ def sample(n: int, limit: int, must=()) -> list:
     if rest > 0:
         picked |= set(np.linspace(0, n - 1, rest).round().astype(int).tolist())
     extra = (i for i in range(n) if i not in picked)
-    while len(picked) < limit:      # rounding can merge two picks
+    while len(picked) < limit:  # rounding can merge two picks
         picked.add(next(extra))
     return sorted(picked)
 
 
 # ---------------------------------------------------------------- coalescing
+
 
 def sectors(indices, itemsize: int) -> np.ndarray:
     """The distinct 32-byte sectors that elements `indices` of an array (32-byte aligned) fall in."""
@@ -224,6 +245,7 @@ def ideal_sectors(indices, itemsize: int) -> int:
 @dataclass(frozen=True)
 class Coalescing:
     """One warp-level global access: sectors it moved vs the fewest it could have."""
+
     access: WarpAccess
     sectors: int
     ideal: int
@@ -245,13 +267,14 @@ def coalescing(trace: Trace) -> list:
 @dataclass(frozen=True)
 class SiteSummary:
     """All warp accesses of one source line to one array of one kind, added up."""
-    site: int           # the first site of that line (for its text)
+
+    site: int  # the first site of that line (for its text)
     array: int
     kind: int
-    count: int          # warp instructions
-    total: int          # sectors moved (coalescing) or passes (banks)
-    ideal: int          # the fewest possible
-    worst: int          # worst single instruction: sectors, or conflict degree
+    count: int  # warp instructions
+    total: int  # sectors moved (coalescing) or passes (banks)
+    ideal: int  # the fewest possible
+    worst: int  # worst single instruction: sectors, or conflict degree
 
     @property
     def efficiency(self) -> float:
@@ -269,9 +292,18 @@ def _by_site(trace, items, value, ideal, worst) -> list:
     for it in items:
         w = it.access
         groups.setdefault((line_of(trace, w.site), w.array, w.kind), []).append(it)
-    out = [SiteSummary(min(i.access.site for i in g), a, k, len(g), sum(value(i) for i in g),
-                       sum(ideal(i) for i in g), max(worst(i) for i in g))
-           for (_, a, k), g in groups.items()]
+    out = [
+        SiteSummary(
+            min(i.access.site for i in g),
+            a,
+            k,
+            len(g),
+            sum(value(i) for i in g),
+            sum(ideal(i) for i in g),
+            max(worst(i) for i in g),
+        )
+        for (_, a, k), g in groups.items()
+    ]
     return sorted(out, key=lambda s: (line_of(trace, s.site), s.kind, s.array))
 
 
@@ -281,6 +313,7 @@ def coalescing_by_site(trace: Trace) -> list:
 
 
 # ---------------------------------------------------------------- shared-memory banks
+
 
 def bank_words(indices, itemsize: int) -> np.ndarray:
     """The 4-byte word each element starts in (element index * itemsize // 4)."""
@@ -306,9 +339,10 @@ def conflict_degree(indices, itemsize: int) -> int:
 @dataclass(frozen=True)
 class BankConflict:
     """One warp-level shared access with its bank conflict degree."""
+
     access: WarpAccess
-    degree: int          # passes needed (1 = conflict-free)
-    banks: np.ndarray    # bank per lane, aligned with access.lanes
+    degree: int  # passes needed (1 = conflict-free)
+    banks: np.ndarray  # bank per lane, aligned with access.lanes
 
 
 def bank_conflicts(trace: Trace) -> list:
@@ -323,4 +357,3 @@ def bank_conflicts(trace: Trace) -> list:
 def bank_conflicts_by_site(trace: Trace) -> list:
     """One `SiteSummary` per (source line, shared array, kind): passes needed vs one pass each."""
     return _by_site(trace, bank_conflicts(trace), lambda b: b.degree, lambda b: 1, lambda b: b.degree)
-

@@ -1,4 +1,5 @@
 """Counts: how many global/shared reads and writes each thread made, against the budget."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +8,7 @@ from helpers.sim.trace import Trace
 from helpers.viz import analysis as an
 from helpers.viz import style
 
-BARS_UP_TO = 256      # beyond this many threads in all, draw filled steps instead of bars
+BARS_UP_TO = 256  # beyond this many threads in all, draw filled steps instead of bars
 
 
 def _panel(ax, trace: Trace, key: str, values: np.ndarray, limit):
@@ -30,12 +31,29 @@ def _panel(ax, trace: Trace, key: str, values: np.ndarray, limit):
         ax.axvline(b * nt - 0.5, color="#BBBBBB", lw=0.8, zorder=1)
     if 1 < nb <= 8:
         for b in range(nb):
-            ax.text(b * nt + nt / 2 - 0.5, top * 1.27 + 0.45, an.block_name(trace, b), ha="center", va="top",
-                    fontsize=style.FONT["label"] - 1, color=style.MUTED)
+            style.text(
+                ax,
+                b * nt + nt / 2 - 0.5,
+                top * 1.27 + 0.45,
+                an.block_name(trace, b),
+                ha="center",
+                va="top",
+                fontsize=style.FONT["label"] - 1,
+                color=style.MUTED,
+            )
     if limit is not None:
         ax.axhline(limit, color=style.BAD, ls="--", lw=1.2, zorder=4)
-        ax.text(flat.size - 0.4, limit, f" budget {limit}", color=style.BAD, va="bottom", ha="right",
-                fontsize=style.FONT["label"], zorder=5)
+        style.text(
+            ax,
+            flat.size - 0.4,
+            limit,
+            f" budget {limit}",
+            color=style.BAD,
+            va="bottom",
+            ha="right",
+            fontsize=style.FONT["label"],
+            zorder=5,
+        )
     peak = int(flat.max()) if flat.size else 0
     who = int(np.argmax(flat)) if flat.size else 0
     b, t = divmod(who, nt)
@@ -44,9 +62,17 @@ def _panel(ax, trace: Trace, key: str, values: np.ndarray, limit):
         head += " (no budget)"
     elif over.any():
         head += f" > budget {limit}:  {int(over.sum())} thread{'s' if over.sum() != 1 else ''} over"
-        ax.annotate(f"worst: {an.block_name(trace, b)}, thread {an.thread_name(trace, t)} ({peak})", (who, peak),
-                    xytext=(0, 8), textcoords="offset points", ha="center", fontsize=style.FONT["label"],
-                    color=style.BAD, arrowprops={"arrowstyle": "-", "color": style.BAD}, zorder=6)
+        ax.annotate(
+            f"worst: {an.block_name(trace, b)}, thread {an.thread_name(trace, t)} ({peak})",
+            (who, peak),
+            xytext=(0, 8),
+            textcoords="offset points",
+            ha="center",
+            fontsize=style.FONT["label"],
+            color=style.BAD,
+            arrowprops={"arrowstyle": "-", "color": style.BAD},
+            zorder=6,
+        )
     else:
         head += f" <= budget {limit}: within budget"
     ax.set_title(head, fontsize=style.FONT["panel"], loc="left", color=style.BAD if over.any() else style.INK)
@@ -77,14 +103,20 @@ def counts_view(trace: Trace, limits: dict | None = None, *, title: str | None =
         ax.bar(np.arange(atomics.size), atomics, color=np.where(over, style.BAD, style.GOOD), zorder=2)
         if lim is not None:
             ax.axhline(lim, color=style.BAD, ls="--", lw=1.2)
-        ax.set_title(f"global atomics per block: max {int(atomics.max())}"
-                     + (f", budget {lim}" if lim is not None else ""), fontsize=style.FONT["panel"], loc="left",
-                     color=style.BAD if over.any() else style.INK)
+        ax.set_title(
+            f"global atomics per block: max {int(atomics.max())}"
+            + (f", budget {lim}" if lim is not None else ""),
+            fontsize=style.FONT["panel"],
+            loc="left",
+            color=style.BAD if over.any() else style.INK,
+        )
         ax.set_xlabel("block (linear id)", fontsize=style.FONT["label"])
         axes[2, 1].set_axis_off()
     for ax in axes[-1 if not show_atomics else 1, :]:
-        ax.set_xlabel("thread" + (" (x, y)" if trace.block[1] > 1 else "") + ", grouped by block",
-                      fontsize=style.FONT["label"])
+        ax.set_xlabel(
+            "thread" + (" (x, y)" if trace.block[1] > 1 else "") + ", grouped by block",
+            fontsize=style.FONT["label"],
+        )
     sb = an.shared_bytes(trace)
     lim = limits.get("shared_bytes")
     note = f"shared memory per block: {sb} bytes" + (f" (budget {lim})" if lim is not None else "")
@@ -94,5 +126,5 @@ def counts_view(trace: Trace, limits: dict | None = None, *, title: str | None =
     if not len(trace.acc):
         note = "The kernel made no memory accesses at all (nothing written yet).  " + note
     style.footnote(fig, note, color=style.BAD if (lim is not None and sb > lim) else style.INK)
-    fig.suptitle(title or "Memory accesses per thread vs the budget", fontsize=style.FONT["title"])
+    style.title(fig, title or "Memory accesses per thread vs the budget")
     return fig

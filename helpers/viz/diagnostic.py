@@ -1,4 +1,5 @@
 """Diagnostic: the access map up to the fault, with the faulting thread and cell in vermillion."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -79,5 +80,5 @@ def diagnostic_view(err, trace: Trace | None = None, *, title: str | None = None
     if trace is None or not an.drawn_arrays(trace):
         return style.message_figure(head, message, color=style.BAD)
     fig = draw_access_map(trace, title=f"{head}\n{message}", focus=focus_of(err, trace))
-    fig.suptitle(f"{head}\n{message}", fontsize=style.FONT["title"], color=style.BAD)
+    style.title(fig, f"{head}\n{message}", color=style.BAD)
     return fig

@@ -5,6 +5,7 @@ load or store together. Global memory moves whole 32-byte sectors, so a warp
 whose lanes read neighbouring elements needs few; shared memory serves one 4-byte
 word per bank per pass, so lanes whose words share a bank wait for each other.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -43,15 +44,28 @@ def _summary(ax, trace: Trace, summaries, measured: str, ideal: str, worst_text)
     bad = total > best
     ax.barh(y, total, color=np.where(bad, style.BAD, style.GOOD), height=0.6, zorder=2, label=measured)
     ax.scatter(best, y, marker="|", s=400, color=style.IDEAL, linewidths=3, zorder=3, label=ideal)
-    ax.set_yticks(y, [site_label(trace, s.site, s.array, s.kind) for s in summaries],
-                  fontsize=style.FONT["label"], family="monospace")
+    ax.set_yticks(
+        y,
+        [site_label(trace, s.site, s.array, s.kind) for s in summaries],
+        fontsize=style.FONT["label"],
+        family="monospace",
+    )
     ax.invert_yaxis()
     right = max(total.max(), 1)
     for yi, s in zip(y, summaries):
-        ax.text(right * 1.02, yi, worst_text(s), va="center", fontsize=style.FONT["label"],
-                color=style.BAD if s.total > s.ideal else style.INK)
+        style.text(
+            ax,
+            right * 1.02,
+            yi,
+            worst_text(s),
+            va="center",
+            fontsize=style.FONT["label"],
+            color=style.BAD if s.total > s.ideal else style.INK,
+        )
     ax.set_xlim(0, right * 1.75)
-    ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=2, fontsize=style.FONT["label"], frameon=False)
+    ax.legend(
+        loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=2, fontsize=style.FONT["label"], frameon=False
+    )
     ax.tick_params(axis="x", labelsize=style.FONT["label"] - 1)
     ax.xaxis.get_major_locator().set_params(integer=True)
     ax.grid(axis="x", color="#EEEEEE", zorder=0)
@@ -65,14 +79,14 @@ def _lanes(ax, xs, active, y=0.0):
     ax.add_collection(PolyCollection(cells, facecolors=faces, edgecolors=edges, linewidths=0.6))
     for lane, x in enumerate(xs):
         if lane % 4 == 0 or len(xs) <= 16:
-            ax.text(x, y + 0.4, str(lane), ha="center", va="center", fontsize=style.FONT["cell"] - 1)
-    ax.text(xs[0] - 0.8, y + 0.4, "lane", ha="right", va="center", fontsize=style.FONT["label"])
+            style.text(ax, x, y + 0.4, str(lane), ha="center", va="center", fontsize=style.FONT["cell"] - 1)
+    style.text(ax, xs[0] - 0.8, y + 0.4, "lane", ha="right", va="center", fontsize=style.FONT["label"])
 
 
 def _coalescing_detail(ax, trace: Trace, c: an.Coalescing):
     w = c.access
     info = trace.arrays[w.array]
-    per = max(1, an.SECTOR_BYTES // info.itemsize)           # elements per sector
+    per = max(1, an.SECTOR_BYTES // info.itemsize)  # elements per sector
     secs = an.sectors(w.indices, info.itemsize)
     # touched sectors side by side; a gap marks skipped memory
     xpos, x = {}, 0.0
@@ -95,8 +109,16 @@ def _coalescing_detail(ax, trace: Trace, c: an.Coalescing):
             cells.append(((x, 3), (x + 1, 3), (x + 1, 3.9), (x, 3.9)))
             faces.append(style.GOOD if e in wanted else "#DDDDDD")
         ax.add_patch(_frame(off + x0, 3, per))
-        ax.text(off + x0 + per / 2, 4.05, f"sector {s}", ha="center", va="top", fontsize=style.FONT["cell"] - 1,
-                color=style.MUTED)
+        style.text(
+            ax,
+            off + x0 + per / 2,
+            4.05,
+            f"sector {s}",
+            ha="center",
+            va="top",
+            fontsize=style.FONT["cell"] - 1,
+            color=style.MUTED,
+        )
     ax.add_collection(PolyCollection(cells, facecolors=faces, edgecolors="#FFFFFF", linewidths=0.5))
     for lane, idx in zip(w.lanes.tolist(), w.indices.tolist()):
         x = off + xpos[int(idx * info.itemsize // an.SECTOR_BYTES)] + (idx % per) + 0.5
@@ -106,10 +128,15 @@ def _coalescing_detail(ax, trace: Trace, c: an.Coalescing):
     ax.set_ylim(4.6, -0.4)
     ax.set_axis_off()
     eff = c.efficiency
-    ax.set_title(f"{site_label(trace, w.site, w.array, w.kind, 60).replace(chr(10), ' - ')}  "
-                 f"({an.block_name(trace, w.block)}, warp {w.warp}, {len(w.lanes)} lanes):  {c.sectors} sectors moved, "
-                 f"{c.ideal} would do ({eff:.0%} efficient)", fontsize=style.FONT["panel"], loc="left",
-                 color=style.BAD if eff < 1 else style.INK)
+    ax.set_title(
+        f"{site_label(trace, w.site, w.array, w.kind, 60).replace(chr(10), ' - ')}  "
+        f"({an.block_name(trace, w.block)}, warp {w.warp}, {len(w.lanes)} lanes):  "
+        f"{c.sectors} sectors moved, "
+        f"{c.ideal} would do ({eff:.0%} efficient)",
+        fontsize=style.FONT["panel"],
+        loc="left",
+        color=style.BAD if eff < 1 else style.INK,
+    )
 
 
 def _frame(x, y, w):
@@ -122,22 +149,35 @@ def coalescing_view(trace: Trace, *, title: str | None = None):
     items = an.coalescing(trace)
     title = title or "Coalescing: 32-byte sectors per warp access (global memory)"
     if not items:
-        return style.message_figure(title, "No global memory accesses to look at (nothing read or written yet).")
+        return style.message_figure(
+            title, "No global memory accesses to look at (nothing read or written yet)."
+        )
     sums = an.coalescing_by_site(trace)
     details = _pick_details(trace, items, key=lambda c: (c.sectors - c.ideal, c.sectors))
     fig = style.new_figure(12, 1.0 + 0.55 * len(sums) + 1.9 * len(details))
     axes = fig.subplots(1 + len(details), 1, height_ratios=[0.7 + 0.45 * len(sums)] + [1.6] * len(details))
-    _summary(axes[0], trace, sums, "sectors moved", "ideal (fewest possible)",
-             lambda s: f"{s.total} vs {s.ideal} ideal: {s.efficiency:.0%} efficient, {s.count} warp access"
-                       + ("es" if s.count != 1 else ""))
+    _summary(
+        axes[0],
+        trace,
+        sums,
+        "sectors moved",
+        "ideal (fewest possible)",
+        lambda s: (
+            f"{s.total} vs {s.ideal} ideal: {s.efficiency:.0%} efficient, {s.count} warp access"
+            + ("es" if s.count != 1 else "")
+        ),
+    )
     axes[0].set_title("Per source line (all warps of all blocks)", fontsize=style.FONT["panel"], loc="left")
     axes[0].set_xlabel("32-byte sectors", fontsize=style.FONT["label"])
     for ax, c in zip(axes[1:], details):
         _coalescing_detail(ax, trace, c)
-    style.footnote(fig, "A warp's 32 lanes load together; memory moves in 32-byte sectors. Neighbouring lanes "
-                   "on neighbouring elements (row-major) share sectors; a stride or a column walk wastes them. "
-                   "Blue slots: elements the lanes asked for; grey: moved for nothing.")
-    fig.suptitle(title, fontsize=style.FONT["title"])
+    style.footnote(
+        fig,
+        "A warp's 32 lanes load together; memory moves in 32-byte sectors. Neighbouring lanes "
+        "on neighbouring elements (row-major) share sectors; a stride or a column walk wastes them. "
+        "Blue slots: elements the lanes asked for; grey: moved for nothing.",
+    )
+    style.title(fig, title)
     return fig
 
 
@@ -156,25 +196,44 @@ def _bank_detail(ax, trace: Trace, b: an.BankConflict):
         for row in range(depth):
             cells.append(((bank, row), (bank + 1, row), (bank + 1, row + 1), (bank, row + 1)))
             faces.append("#FFFFFF")
-        for row, (word, lanes) in enumerate(sorted(slots.get(bank, {}).items())):
+        for row, (_word, lanes) in enumerate(sorted(slots.get(bank, {}).items())):
             faces[bank * depth + row] = style.BAD if len(slots[bank]) > 1 else style.GOOD
             lab = ",".join(map(str, lanes)) if len(lanes) <= 2 else f"{lanes[0]}+{len(lanes) - 1}"
             texts.append((bank + 0.5, row + 0.5, lab))
-    ax.add_collection(PolyCollection(cells, facecolors=faces, edgecolors="#BBBBBB", linewidths=0.5, alpha=0.8))
+    ax.add_collection(
+        PolyCollection(cells, facecolors=faces, edgecolors="#BBBBBB", linewidths=0.5, alpha=0.8)
+    )
     for x, y, t in texts:
-        ax.text(x, y, t, ha="center", va="center", fontsize=style.FONT["cell"] - (1 if len(t) > 2 else 0),
-                color="white")
+        style.text(
+            ax,
+            x,
+            y,
+            t,
+            ha="center",
+            va="center",
+            fontsize=style.FONT["cell"] - (1 if len(t) > 2 else 0),
+            color="white",
+        )
     ax.set_xlim(0, an.NUM_BANKS)
     ax.set_ylim(depth + 0.05, -0.05)
-    ax.set_xticks(np.arange(an.NUM_BANKS) + 0.5, [str(k) if k % 2 == 0 else "" for k in range(an.NUM_BANKS)],
-                  fontsize=style.FONT["cell"])
-    ax.set_yticks(np.arange(depth) + 0.5, [f"pass {k + 1}" for k in range(depth)], fontsize=style.FONT["cell"])
+    ax.set_xticks(
+        np.arange(an.NUM_BANKS) + 0.5,
+        [str(k) if k % 2 == 0 else "" for k in range(an.NUM_BANKS)],
+        fontsize=style.FONT["cell"],
+    )
+    ax.set_yticks(
+        np.arange(depth) + 0.5, [f"pass {k + 1}" for k in range(depth)], fontsize=style.FONT["cell"]
+    )
     ax.tick_params(length=0)
     ax.set_xlabel("bank", fontsize=style.FONT["label"], labelpad=1)
     verdict = "conflict-free" if b.degree <= 1 else f"{b.degree}-way bank conflict: {b.degree} passes"
-    ax.set_title(f"{site_label(trace, w.site, w.array, w.kind, 60).replace(chr(10), ' - ')}  "
-                 f"({an.block_name(trace, w.block)}, warp {w.warp}):  {verdict}", fontsize=style.FONT["panel"],
-                 loc="left", color=style.BAD if b.degree > 1 else style.INK)
+    ax.set_title(
+        f"{site_label(trace, w.site, w.array, w.kind, 60).replace(chr(10), ' - ')}  "
+        f"({an.block_name(trace, w.block)}, warp {w.warp}):  {verdict}",
+        fontsize=style.FONT["panel"],
+        loc="left",
+        color=style.BAD if b.degree > 1 else style.INK,
+    )
 
 
 def banks_view(trace: Trace, *, title: str | None = None):
@@ -189,16 +248,27 @@ def banks_view(trace: Trace, *, title: str | None = None):
     heights = [max(b.degree, 1) * 0.35 + 0.9 for b in details]
     fig = style.new_figure(12, 1.0 + 0.55 * len(sums) + sum(heights) + 0.6)
     axes = fig.subplots(1 + len(details), 1, height_ratios=[0.7 + 0.45 * len(sums)] + heights)
-    _summary(axes[0], trace, sums, "passes needed", "one pass each (conflict-free)",
-             lambda s: f"worst {s.worst}-way; {s.total / s.count:.2g} passes per access over {s.count}"
-                       if s.worst > 1 else f"conflict-free over {s.count} warp access"
-                       + ("es" if s.count != 1 else ""))
+    _summary(
+        axes[0],
+        trace,
+        sums,
+        "passes needed",
+        "one pass each (conflict-free)",
+        lambda s: (
+            f"worst {s.worst}-way; {s.total / s.count:.2g} passes per access over {s.count}"
+            if s.worst > 1
+            else f"conflict-free over {s.count} warp access" + ("es" if s.count != 1 else "")
+        ),
+    )
     axes[0].set_title("Per source line (all warps of all blocks)", fontsize=style.FONT["panel"], loc="left")
     axes[0].set_xlabel("passes (sum over warp accesses)", fontsize=style.FONT["label"])
     for ax, b in zip(axes[1:], details):
         _bank_detail(ax, trace, b)
-    style.footnote(fig, "Bank of an element = (index x itemsize / 4) mod 32. Each cell is one 4-byte word a "
-                   "bank must deliver, labelled with the lanes asking for it; lanes on the same word share it "
-                   "(broadcast). Two words in one bank = two passes, one after the other.")
-    fig.suptitle(title, fontsize=style.FONT["title"])
+    style.footnote(
+        fig,
+        "Bank of an element = (index x itemsize / 4) mod 32. Each cell is one 4-byte word a "
+        "bank must deliver, labelled with the lanes asking for it; lanes on the same word share it "
+        "(broadcast). Two words in one bank = two passes, one after the other.",
+    )
+    style.title(fig, title)
     return fig

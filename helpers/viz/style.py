@@ -5,6 +5,7 @@ Vermillion is kept for "wrong" (over budget, out of bounds, the faulting
 thread), so threads never use it. More than 8 threads get viridis, which is
 also colour-blind safe and reads as an order (thread 0 dark, last thread yellow).
 """
+
 from __future__ import annotations
 
 import math
@@ -13,12 +14,12 @@ import textwrap
 import matplotlib
 from matplotlib.figure import Figure
 
-BAD = "#D55E00"          # vermillion: errors, over budget
-GOOD = "#0072B2"         # blue: within budget, ideal
-IDEAL = "#009E73"        # bluish green: the ideal / the best possible
-MUTED = "#999999"        # grey: context, wasted
-EMPTY = "#F2F2F2"        # cells nobody touched
-READ_TINT = "#E8F1FA"    # cells read in this block
+BAD = "#D55E00"  # vermillion: errors, over budget
+GOOD = "#0072B2"  # blue: within budget, ideal
+IDEAL = "#009E73"  # bluish green: the ideal / the best possible
+MUTED = "#999999"  # grey: context, wasted
+EMPTY = "#F2F2F2"  # cells nobody touched
+READ_TINT = "#E8F1FA"  # cells read in this block
 INK = "#222222"
 
 THREAD_PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#000000", "#F0E442", "#999999")
@@ -33,6 +34,12 @@ def thread_colors(n: int) -> list:
         return list(THREAD_PALETTE[:n])
     cmap = matplotlib.colormaps["viridis"]
     return [cmap(0.92 * i / max(n - 1, 1)) for i in range(n)]
+
+
+def text(ax, *args, **kw):
+    """ax.text left out of constrained layout: labels inside the axes need no room around it,
+    and measuring hundreds of them is most of the drawing time."""
+    return ax.text(*args, in_layout=False, **kw)
 
 
 def tint(color, amount: float = 0.35):
@@ -50,8 +57,9 @@ def ink_on(color) -> str:
 def new_figure(width: float, height: float) -> Figure:
     """A figure not registered with pyplot: no global state, no double display in Jupyter,
     shown inline when returned from a cell, saved with `fig.savefig("x.png" or "x.svg")`."""
-    fig = Figure(figsize=(min(max(width, 4.0), 18.0), min(max(height, 2.0), 40.0)), dpi=100,
-                 layout="constrained")
+    fig = Figure(
+        figsize=(min(max(width, 4.0), 18.0), min(max(height, 2.0), 40.0)), dpi=100, layout="constrained"
+    )
     fig.patch.set_facecolor("white")
     return fig
 
@@ -61,8 +69,17 @@ def message_figure(title: str, text: str, color: str = INK) -> Figure:
     fig = new_figure(7, 1.8)
     ax = fig.add_subplot()
     ax.set_axis_off()
-    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=FONT["panel"] + 1, color=color, wrap=True,
-            transform=ax.transAxes)
+    ax.text(
+        0.5,
+        0.5,
+        text,
+        ha="center",
+        va="center",
+        fontsize=FONT["panel"] + 1,
+        color=color,
+        wrap=True,
+        transform=ax.transAxes,
+    )
     fig.suptitle(title, fontsize=FONT["title"])
     return fig
 
@@ -86,9 +103,17 @@ def fmt_value(v) -> str:
 
 def footnote(fig, *paragraphs, color=INK):
     """Explanatory text under the figure, wrapped to its width."""
-    width = max(40, int(fig.get_figwidth() * 15))       # characters of 8 pt text per line
-    fig.supxlabel("\n".join(textwrap.fill(p, width) for p in paragraphs if p), fontsize=FONT["note"],
-                  color=color)
+    width = max(40, int(fig.get_figwidth() * 15))  # characters of 8 pt text per line
+    fig.supxlabel(
+        "\n".join(textwrap.fill(p, width) for p in paragraphs if p), fontsize=FONT["note"], color=color
+    )
+
+
+def title(fig, text: str, color=INK):
+    """The figure title, wrapped to the figure's width."""
+    width = max(40, int(fig.get_figwidth() * 12))  # characters of 11 pt text per line
+    lines = [textwrap.fill(line, width) for line in str(text).split("\n")]
+    fig.suptitle("\n".join(lines), fontsize=FONT["title"], color=color)
 
 
 def short(text: str, n: int = 70) -> str:

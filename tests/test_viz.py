@@ -1,0 +1,360 @@
+"""helpers.viz: the numbers behind each view (hand-built traces and real simulated kernels),
+and every view rendering for every registered puzzle's reference under Agg."""
+
+import io
+import time
+
+import matplotlib
+import numba
+import numpy as np
+import pytest
+from numba import cuda
+
+matplotlib.use("Agg")
+
+from helpers import sim, viz  # noqa: E402
+from helpers.puzzle import Budget, Case, Puzzle  # noqa: E402
+from helpers.sim.trace import ACCESS_DTYPE, ATOMIC, READ, WRITE, ArrayInfo, Site, Trace  # noqa: E402
+from helpers.viz import analysis as an  # noqa: E402
+
+
+def make_trace(grid, block, arrays, rows, nsites=1):
+    """A Trace from (block, thread, array, index, kind, epoch, site, occ) tuples, arrays as
+    (name, space, shape, dtype, role)."""
+    infos = [
+        ArrayInfo(i, n, sp, tuple(sh), np.dtype(dt), role) for i, (n, sp, sh, dt, role) in enumerate(arrays)
+    ]
+    sites = [Site(i, "k.py", 10 + i, f"line {i}") for i in range(nsites)]
+    return Trace(tuple(grid), tuple(block), infos, sites, np.array(rows, ACCESS_DTYPE))
+
+
+def warp_trace(indices, dtype="f4", space="global", shape=(4096,)):
+    """One warp, one instruction: lane k accesses element indices[k]."""
+    rows = [(0, lane, 0, int(i), READ, 0, 0, 0) for lane, i in enumerate(indices)]
+    return make_trace((1, 1, 1), (len(indices), 1, 1), [("a", space, shape, dtype, "in")], rows)
+
+
+def render(fig, svg=True, dpi=100):
+    """Draw the figure for real (PNG, and SVG unless told not to); return the PNG bytes."""
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=dpi)
+    if svg:
+        fig.savefig(io.BytesIO(), format="svg")
+    return png.getvalue()
+
+
+def texts(fig):
+    return " ".join(t.get_text() for t in fig.findobj(matplotlib.text.Text))
+
+
+# ---------------------------------------------------------------- coalescing
+
+
+def test_stride_two_float32_moves_twice_the_sectors():
+    c = an.coalescing(warp_trace(np.arange(32) * 2))
+    assert len(c) == 1
+    assert (c[0].sectors, c[0].ideal, c[0].efficiency) == (8, 4, 0.5)
+
+
+def test_contiguous_float32_is_ideal_and_column_walk_is_not():
+    row = an.coalescing(warp_trace(np.arange(32) + 8))[0]
+    assert (row.sectors, row.ideal) == (4, 4)
+    col = an.coalescing(warp_trace(np.arange(32) * 32))[0]  # a column of a 32-wide matrix
+    assert (col.sectors, col.ideal) == (32, 4)
+    assert an.sectors(np.arange(32), 8).size == 8  # float64: 256 bytes
+
+
+def test_unaligned_contiguous_access_touches_one_extra_sector():
+    c = an.coalescing(warp_trace(np.arange(32) + 3))[0]
+    assert (c.sectors, c.ideal) == (5, 4)
+
+
+def test_coalescing_by_site_adds_up_per_source_line():
+    rows = [(0, t, 0, 2 * t, READ, 0, 0, 0) for t in range(64)]
+    rows += [(0, t, 1, t, WRITE, 0, 1, 0) for t in range(64)]
+    tr = make_trace(
+        (1, 1, 1),
+        (64, 1, 1),
+        [("a", "global", (128,), "f4", "in"), ("out", "global", (64,), "f4", "out")],
+        rows,
+        nsites=2,
+    )
+    s = {(x.array, x.kind): x for x in an.coalescing_by_site(tr)}
+    assert (s[0, READ].count, s[0, READ].total, s[0, READ].ideal) == (2, 16, 8)
+    assert (s[1, WRITE].total, s[1, WRITE].ideal, s[1, WRITE].efficiency) == (8, 8, 1.0)
+
+
+# ---------------------------------------------------------------- banks
+
+
+def test_stride_two_float32_shared_is_a_two_way_conflict():
+    assert an.conflict_degree(np.arange(32) * 2, 4) == 2
+    b = an.bank_conflicts(warp_trace(np.arange(32) * 2, space="shared", shape=(64,)))
+    assert b[0].degree == 2
+    assert b[0].banks.tolist() == [(2 * k) % 32 for k in range(32)]
+
+
+def test_broadcast_and_contiguous_are_conflict_free_column_walk_is_not():
+    assert an.conflict_degree(np.zeros(32, int), 4) == 1  # every lane, one word: broadcast
+    assert an.conflict_degree(np.arange(32), 4) == 1
+    assert an.conflict_degree(np.arange(32) * 33, 4) == 1  # padded column walk
+    assert an.conflict_degree(np.arange(32) * 32, 4) == 32  # column of a 32x32 tile
+    assert an.conflict_degree(np.r_[np.zeros(16, int), np.arange(16) * 32], 4) == 16
+    assert an.conflict_degree([], 4) == 0
+
+
+# ---------------------------------------------------------------- counts vs budget
+
+
+def test_the_thread_over_budget_is_flagged():
+    rows = [(b, t, 0, b * 4 + t, READ, 0, 0, 0) for b in range(2) for t in range(4)]
+    rows.append((1, 3, 0, 0, READ, 0, 0, 1))  # block 1 thread 3 reads twice
+    rows += [(b, t, 1, b * 4 + t, WRITE, 0, 1, 0) for b in range(2) for t in range(4)]
+    tr = make_trace(
+        (2, 1, 1),
+        (4, 1, 1),
+        [("a", "global", (8,), "f4", "in"), ("out", "global", (8,), "f4", "out")],
+        rows,
+        nsites=2,
+    )
+    limits = an.resolve_budget(Budget(global_reads=1, global_writes=1))
+    assert limits == {"global_reads": 1, "global_writes": 1}
+    over = an.over_budget(an.thread_counts(tr), limits)
+    assert np.argwhere(over["global_reads"]).tolist() == [[1, 3]]
+    assert not over["global_writes"].any()
+    (worst,) = an.worst_overages(tr, limits)
+    assert (worst.key, worst.block, worst.thread, worst.value, worst.limit) == ("global_reads", 1, 3, 2, 1)
+    fig = viz.counts_view(tr, limits)
+    render(fig)
+    assert "1 thread over" in texts(fig) and "block 1, thread 3" in texts(fig)
+
+
+def test_budget_limits_may_depend_on_the_case():
+    case = Case(grid=1, block=4, args={"size": 6})
+    assert an.resolve_budget(Budget(shared_reads=lambda c: c.args["size"] * 2), case) == {"shared_reads": 12}
+
+
+def test_atomics_per_block_over_budget():
+    rows = [(b, t, 0, 0, ATOMIC, 0, 0, 0) for b in range(3) for t in range(2 + b)]
+    tr = make_trace((3, 1, 1), (4, 1, 1), [("hist", "global", (4,), "i4", "out")], rows)
+    assert an.block_atomics(tr).tolist() == [2, 3, 4]
+    (w,) = an.worst_overages(tr, {"global_atomics_per_block": 3})
+    assert (w.block, w.value) == (2, 4)
+    render(viz.counts_view(tr, {"global_atomics_per_block": 3}))
+
+
+# ---------------------------------------------------------------- access-map edges (real kernels)
+
+
+@cuda.jit
+def _neighbours(out, a):
+    i = cuda.threadIdx.x
+    out[i] = a[i] + a[i + 1]
+
+
+@cuda.jit
+def _rotate_through_shared(out, a):
+    sh = cuda.shared.array(4, numba.float32)
+    i = cuda.threadIdx.x
+    sh[i] = a[i]
+    cuda.syncthreads()
+    out[i] = sh[(i + 1) % 4]
+
+
+def test_edges_link_each_threads_reads_to_its_write():
+    out, a = np.zeros(4, np.float32), np.random.default_rng(1).normal(size=5).astype(np.float32)
+    tr = sim.launch(_neighbours, 1, 4, (out, a), roles={"out": "out", "a": "in"}).trace
+    e = an.edges(tr, 0)
+    ia, io = tr.array("a").id, tr.array("out").id
+    got = sorted(
+        (int(r["thread"]), int(r["src_array"]), int(r["src_index"]), int(r["dst_array"]), int(r["dst_index"]))
+        for r in e
+    )
+    assert got == sorted([(t, ia, t, io, t) for t in range(4)] + [(t, ia, t + 1, io, t) for t in range(4)])
+
+
+def test_edges_go_through_one_shared_copy_per_barrier_interval():
+    out, a = np.zeros(4, np.float32), np.random.default_rng(2).normal(size=4).astype(np.float32)
+    tr = sim.launch(_rotate_through_shared, 1, 4, (out, a), roles={"out": "out", "a": "in"}).trace
+    ia, ish, io = tr.array("a").id, tr.array("sh").id, tr.array("out").id
+    got = {
+        (
+            int(r["thread"]),
+            int(r["src_array"]),
+            int(r["src_epoch"]),
+            int(r["src_index"]),
+            int(r["dst_array"]),
+            int(r["dst_epoch"]),
+            int(r["dst_index"]),
+        )
+        for r in an.edges(tr, 0)
+    }
+    want = {(t, ia, -1, t, ish, 0, t) for t in range(4)} | {
+        (t, ish, 1, (t + 1) % 4, io, -1, t) for t in range(4)
+    }
+    assert got == want
+    assert an.shared_epochs(tr, [0]) == {ish: [0, 1]}
+    fig = viz.access_map(tr)
+    render(fig)
+    assert "after the 1st syncthreads" in texts(fig)
+
+
+def test_a_write_with_no_read_has_no_edge_and_sampling_is_even():
+    rows = [(0, 0, 0, 0, WRITE, 0, 0, 0)]
+    tr = make_trace((1, 1, 1), (1, 1, 1), [("out", "global", (1,), "f4", "out")], rows)
+    assert len(an.edges(tr, 0)) == 0
+    assert an.sample(10, 4) == [0, 3, 6, 9]
+    picked = an.sample(10, 4, must=[5])
+    assert 5 in picked and len(picked) == 4 and picked == sorted(set(picked))
+    assert len(an.sample(1000, 256)) == 256
+
+
+# ---------------------------------------------------------------- drawing
+
+
+@cuda.jit
+def _writes_nothing(out, a):
+    i = cuda.threadIdx.x  # noqa: F841
+
+
+@cuda.jit
+def _off_by_one(out, a):
+    i = cuda.threadIdx.x
+    out[i] = a[i + 1]
+
+
+@cuda.jit
+def _racy_sum(out, a):
+    i = cuda.threadIdx.x
+    out[0] = out[0] + a[i]
+
+
+def _launch(kernel, n=8, m=8, zero=False):
+    out = np.zeros(n, np.float32)
+    a = np.random.default_rng(3).normal(size=m).astype(np.float32)
+    return sim.launch(kernel, 1, 8, (out, a), roles={"out": "inout" if zero else "out", "a": "in"})
+
+
+def test_a_kernel_that_writes_nothing_draws_cleanly():
+    tr = _launch(_writes_nothing).trace
+    for fig in (
+        viz.access_map(tr),
+        viz.counts_view(tr, {"global_writes": 1}),
+        viz.coalescing_view(tr),
+        viz.banks_view(tr),
+    ):
+        render(fig)
+    assert "Nothing written yet" in texts(viz.access_map(tr))
+    assert "No global memory accesses" in texts(viz.coalescing_view(tr))
+    assert "no shared-memory accesses" in texts(viz.banks_view(tr))
+
+
+def test_out_of_bounds_is_drawn_past_the_end_of_the_array_in_vermillion():
+    with pytest.raises(sim.OutOfBounds) as info:
+        _launch(_off_by_one)
+    err = info.value
+    focus = viz.diagnostic.focus_of(err, err.trace)
+    assert focus.block == 0 and focus.threads == (7,)
+    (mark,) = focus.marks
+    assert mark[2] == (8,) and "outside the array" in mark[3]
+    fig = viz.diagnostic_view(err)
+    render(fig)
+    words = texts(fig)
+    assert "OutOfBounds" in words and "a[8]" in words and "out[i] = a[i + 1]" in words
+
+
+def test_a_race_marks_every_thread_on_the_cell():
+    with pytest.raises(sim.DataRace) as info:
+        _launch(_racy_sum, n=1, zero=True)
+    err = info.value
+    focus = viz.diagnostic.focus_of(err, err.trace)
+    assert len(focus.threads) >= 2
+    render(viz.diagnostic_view(err))
+
+
+def test_diagnostic_without_a_trace_is_a_message():
+    err = sim.Runaway("the kernel ran past 100 steps", line=3, source="while True:")
+    fig = viz.diagnostic_view(err)
+    render(fig)
+    assert "Runaway" in texts(fig) and "100 steps" in texts(fig)
+
+
+def test_figures_are_deterministic():
+    tr = sim.launch(
+        _rotate_through_shared,
+        1,
+        4,
+        (np.zeros(4, np.float32), np.ones(4, np.float32) * 2),
+        roles={"out": "out", "a": "in"},
+    ).trace
+    for view in (viz.access_map, viz.coalescing_view, viz.banks_view):
+        assert render(view(tr), svg=False) == render(view(tr), svg=False)
+
+
+def test_big_launches_are_sampled_and_say_so():
+    rows = [(b, t, 0, b * 1024 + t, READ, 0, 0, 0) for b in range(6) for t in range(1024)]
+    rows += [(b, t, 1, b * 1024 + t, WRITE, 0, 1, 0) for b in range(6) for t in range(1024)]
+    tr = make_trace(
+        (6, 1, 1),
+        (1024, 1, 1),
+        [("a", "global", (6144,), "f4", "in"), ("out", "global", (6144,), "f4", "out")],
+        rows,
+        nsites=2,
+    )
+    t0 = time.perf_counter()
+    fig = viz.access_map(tr)
+    render(fig)
+    words = texts(fig)
+    assert "showing 4 of 6 blocks" in words and "showing 256 of 1024 threads" in words
+    assert time.perf_counter() - t0 < 30
+
+
+# ---------------------------------------------------------------- show() and every puzzle
+
+
+def _puzzle_names():
+    try:
+        import puzzles
+
+        return puzzles.names()
+    except Exception:  # the registry is someone else's: report, don't crash
+        return []
+
+
+def test_show_rejects_an_unknown_view():
+    p = Puzzle("tiny", "Tiny", "", ("out", "a"), ("out",), lambda a: a, lambda rng: [], _neighbours)
+    with pytest.raises(ValueError, match="coalescing"):
+        viz.show(p, _neighbours, view="heatmap")
+
+
+def test_show_draws_the_diagnostic_instead_of_raising():
+    pytest.importorskip("helpers.check")
+    p = Puzzle(
+        "tiny",
+        "Tiny",
+        "",
+        ("out", "a"),
+        ("out",),
+        lambda a: a[1:],
+        lambda rng: [
+            Case(1, 8, {"out": np.empty(8, np.float32), "a": rng.normal(size=8).astype(np.float32)})
+        ],
+        _off_by_one,
+    )
+    fig = viz.show(p, _off_by_one, view="counts")
+    render(fig)
+    assert "OutOfBounds" in texts(fig)
+
+
+@pytest.mark.parametrize("name", _puzzle_names() or ["(no puzzles registered)"])
+def test_every_view_renders_for_every_puzzle_reference(name):
+    if name.startswith("("):
+        pytest.skip("no puzzles registered yet")
+    pytest.importorskip("helpers.check")
+    import puzzles
+
+    p = puzzles.get(name)
+    for view in viz.VIEWS:
+        fig = puzzles.show(name, p.reference, view=view)
+        render(fig, svg=False, dpi=50)
+        assert fig.get_suptitle()
