@@ -15,7 +15,7 @@ import re
 import sys
 import threading
 from functools import partial
-from operator import itemgetter
+from itertools import chain
 
 import numpy as np
 from greenlet import greenlet
@@ -123,6 +123,8 @@ class Run:
             if sorted(self.order) != list(range(nblocks)):
                 raise ValueError(f"block_order must be a permutation of range({nblocks})")
         self.static_shared = self.static_shared_max = 0
+        self.warp_pending = False            # some thread waits at a warp operation
+        self._tidxs = None                   # threadIdx of each thread, shared by all blocks
 
     # --- arguments
     def _arg(self, name, a, role):
@@ -308,6 +310,7 @@ class Run:
             raise self.error(E.WarpDivergence, f"cuda.{op} with mask {mask:#010x}, which does not include "
                              f"this thread's own lane {t.lane}: CUDA requires it (undefined behaviour)")
         t.state, t.wait = WARP, (op, mask, frame, value, arg)
+        self.warp_pending = True
         self.steps += 1
         if self.steps > self.max_steps:
             self.step()
@@ -333,6 +336,7 @@ class Run:
         # the warp has arrived here, finished, or blocked elsewhere: wait like a warp operation
         t = self.cur
         t.state, t.wait = WARP, ("activemask", None, frame, None, None)
+        self.warp_pending = True
         self.steps += 1
         if self.steps > self.max_steps:
             self.step()
@@ -351,7 +355,7 @@ class Run:
                     m = sum(1 << g.lane for g in group)
                     for g in group:
                         g.result, g.state = m, RUN
-                progressed = True
+                progressed = self.warp_pending = True   # other lanes of this warp may still wait
                 continue
             by_lane = {th.lane: th for th in lanes}
             for th in lanes:
@@ -428,6 +432,22 @@ class Run:
             g.state = RUN
 
     def _resolve_barrier(self, threads):
+        # fast path: every thread waits at one syncthreads, reached through one call instruction
+        at = threads
+        f = threads[0].wait[2] if threads[0].state == BAR else None
+        if f is not None:
+            code, lasti = f.f_code, f.f_lasti
+            for th in threads:
+                if th.state != BAR:
+                    at = None
+                    break
+                f = th.wait[2]
+                if f.f_lasti != lasti or f.f_code is not code:
+                    at = None
+                    break
+            if at is not None:
+                self._release(at)
+                return
         at = [th for th in threads if th.state == BAR]
         done = [th for th in threads if th.state == DONE]
         warp = [th for th in threads if th.state == WARP]
@@ -461,6 +481,9 @@ class Run:
                 f"line {la} (`{sa}`) and thread {tuple(b.tidx)} at line {lb} (`{sb}`). In CUDA all threads "
                 "of a block must meet at the same syncthreads; a real GPU may hang or pair them up wrongly.",
                 block=tuple(a.bidx), thread=tuple(a.tidx), line=la, source=sa)
+        self._release(at)
+
+    def _release(self, at):
         op = at[0].wait[0]
         preds = [th.wait[1] for th in at]
         r = None
@@ -473,7 +496,8 @@ class Run:
         for th in at:
             th.result = r
             th.state = RUN
-            th.advance(barrier=True)
+            th.epoch += 1
+            th.actor = (th.b, th.epoch, th.warp, th.wepoch, th.t)
 
     # --- running
     def _thread_main(self, th):
@@ -501,7 +525,9 @@ class Run:
         self.block_shared = {}
         self.static_shared = 0
         n = int(np.prod(self.blockdim))
-        threads = self.threads = [Thread(b, t, Dim3(self._tidx(t)), bidx) for t in range(n)]
+        if self._tidxs is None:
+            self._tidxs = [Dim3(self._tidx(t)) for t in range(n)]
+        threads = self.threads = [Thread(b, t, tidx, bidx) for t, tidx in enumerate(self._tidxs)]
         self.warps = [threads[w:w + WARP_SIZE] for w in range(0, n, WARP_SIZE)]
         self.sched = greenlet.getcurrent()
         for th in threads:
@@ -523,8 +549,11 @@ class Run:
                 i = last.t + 1
             if all(th.state == DONE for th in threads):
                 return
-            if not self._resolve_warps():
-                self._resolve_barrier(threads)
+            if self.warp_pending:
+                self.warp_pending = False
+                if self._resolve_warps():
+                    continue
+            self._resolve_barrier(threads)
 
     def execute(self):
         fired = threading.Event()
@@ -568,26 +597,33 @@ class Run:
         if not self.tracing:
             return None
         rec = self.rec
-        keys = list(map(itemgetter(6, 7), rec))
-        site_of = dict.fromkeys(keys)
+        n = len(rec)
+        acc = np.zeros(n, ACCESS_DTYPE)
         sites, lines, canon = [], {}, {}
-        for code, lasti in site_of:
-            ck = canon_site(code, lasti)   # one site per instruction, however Python reports it
-            if ck in canon:
-                site_of[code, lasti] = canon[ck]
-                continue
-            canon[ck] = site_of[code, lasti] = len(sites)
-            if code not in lines:
-                lines[code] = {off: ln for st, en, ln in code.co_lines() if ln for off in range(st, en, 2)}
-            line = lines[code].get(ck[1], code.co_firstlineno)
-            text = linecache.getline(code.co_filename, line).strip()
-            sites.append(Site(len(sites), code.co_filename, line, text))
-        acc = np.zeros(len(rec), ACCESS_DTYPE)
-        if rec:
-            ints = np.array(list(map(itemgetter(0, 1, 2, 3, 4, 5), rec)), dtype=np.int64)
+        if n:
+            # records are raw tuples (block, thread, array, index, kind, epoch, code, lasti)
+            flat = np.fromiter(chain.from_iterable(rec), dtype=object, count=8 * n).reshape(n, 8)
             for k, name in enumerate(("block", "thread", "array", "index", "kind", "epoch")):
-                acc[name] = ints[:, k]
-            acc["site"] = np.array(list(map(site_of.__getitem__, keys)), dtype=np.int32)
+                acc[name] = flat[:, k].astype(np.int64)
+            codes, lastis = flat[:, 6], flat[:, 7].astype(np.int64)
+            _, cinv = np.unique(np.fromiter(map(id, codes), dtype=np.int64, count=n), return_inverse=True)
+            _, first, inv = np.unique((cinv.astype(np.int64) << 32) | lastis, return_index=True,
+                                      return_inverse=True)
+            site_of = np.empty(len(first), np.int32)
+            for j in np.argsort(first):          # sites numbered in order of first use
+                code, lasti = codes[first[j]], int(lastis[first[j]])
+                ck = canon_site(code, lasti)     # one site per instruction, however Python reports it
+                if ck in canon:
+                    site_of[j] = canon[ck]
+                    continue
+                canon[ck] = site_of[j] = len(sites)
+                if code not in lines:
+                    lines[code] = {off: ln for st, en, ln in code.co_lines() if ln
+                                   for off in range(st, en, 2)}
+                line = lines[code].get(ck[1], code.co_firstlineno)
+                text = linecache.getline(code.co_filename, line).strip()
+                sites.append(Site(len(sites), code.co_filename, line, text))
+            acc["site"] = site_of[inv.reshape(-1)]
         if len(acc):
             # occ: rank of each access among the same thread's accesses at the same site and epoch
             order = np.lexsort((np.arange(len(acc)), acc["site"], acc["epoch"], acc["thread"], acc["block"]))
