@@ -179,7 +179,7 @@ def specialize(kernel, **constants):
 
 # ---------------------------------------------------------------------------- cases
 
-SHAPES = ((9, 21, 13), (4, 17, 3), (20, 5, 11), (1, 30, 10), (19, 12, 25))   # rows, inner, cols
+SHAPES = ((9, 21, 13), (4, 17, 3), (20, 5, 11), (1, 30, 10), (17, 12, 10))   # rows, inner, cols
 
 
 def _operands(rng, rows, inner, cols):
@@ -207,7 +207,7 @@ def cases_dynamic(rng):
 def cases_regtile(rng):
     # two block tiles in each direction somewhere, ragged edges everywhere
     return [Case(grid=(math.ceil(c / BN), math.ceil(r / BM)), block=(TX, TY), args=_operands(rng, r, k, c))
-            for r, k, c in ((19, 13, 21), (5, 9, 3), (33, 6, 17), (16, 16, 16), (10, 23, 30))]
+            for r, k, c in ((19, 9, 21), (5, 9, 3), (20, 6, 17), (16, 7, 16), (10, 11, 30))]
 
 
 def spec(m, n, rows, inner, cols, tile=None):

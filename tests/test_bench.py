@@ -98,7 +98,8 @@ def test_bar_chart_draws_ceiling_line():
 
 
 def test_bar_chart_flops():
-    rows = [Measurement("tiled", 1.0, flops=10**12), Measurement("cuBLAS", 1.0, flops=5 * 10**12, ceiling=True)]
+    rows = [Measurement("tiled", 1.0, flops=10**12),
+            Measurement("cuBLAS", 1.0, flops=5 * 10**12, ceiling=True)]
     fig = bench.bar_chart(rows, title="sgemm")
     assert fig.axes[0].get_ylabel() == "GFLOP/s"
     plt.close(fig)

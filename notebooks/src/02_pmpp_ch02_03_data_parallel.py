@@ -140,7 +140,7 @@ ax.axis("off")
 plt.show()
 
 # %%
-puzzles.show("ch03_grayscale", grayscale_kernel)
+puzzles.show("ch03_grayscale", grayscale_kernel, case=1)
 
 # %%
 puzzles.check("ch03_grayscale", grayscale_kernel)
@@ -169,7 +169,7 @@ for ax, img, title in zip(axes, (gray, d_blur.copy_to_host()), ("grayscale", "bl
 plt.show()
 
 # %%
-puzzles.show("ch03_blur", blur_kernel)
+puzzles.show("ch03_blur", blur_kernel, case=3)
 
 # %%
 puzzles.check("ch03_blur", blur_kernel)
@@ -205,7 +205,7 @@ expect_failure(KernelDiagnosed, puzzles.check, "ch03_blur", blur_without_edge_te
 # %% kernel:ch03_matmul
 
 # %%
-puzzles.show("ch03_matmul", matmul_kernel, view="counts")
+puzzles.show("ch03_matmul", matmul_kernel, view="counts", case=1)
 
 # %%
 puzzles.check("ch03_matmul", matmul_kernel)

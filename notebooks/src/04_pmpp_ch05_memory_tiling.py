@@ -37,7 +37,7 @@ TILE = ch05.TILE
 # %% kernel:ch05_matmul_tiled
 
 # %%
-puzzles.show("ch05_matmul_tiled", tiled_matmul_kernel, view="counts")
+puzzles.show("ch05_matmul_tiled", tiled_matmul_kernel, view="counts", case=1)
 
 # %%
 puzzles.check("ch05_matmul_tiled", tiled_matmul_kernel)
@@ -59,7 +59,7 @@ expect_failure(OverBudget, puzzles.check, "ch05_matmul_tiled", ch03.matmul_kerne
 # %% kernel:ch05_matmul_dynamic
 
 # %%
-puzzles.show("ch05_matmul_dynamic", dynamic_tiled_matmul_kernel, view="banks")
+puzzles.show("ch05_matmul_dynamic", dynamic_tiled_matmul_kernel, view="banks", case=2)
 
 # %%
 puzzles.check("ch05_matmul_dynamic", dynamic_tiled_matmul_kernel)
@@ -88,7 +88,7 @@ BM_PAD, M_TILE, N_TILE = ch05.BM_PAD, ch05.M_TILE, ch05.N_TILE
 # %% kernel:ch05_matmul_regtile
 
 # %%
-puzzles.show("ch05_matmul_regtile", regtile_matmul_kernel, view="banks")
+puzzles.show("ch05_matmul_regtile", regtile_matmul_kernel, view="banks", case=1)
 
 # %%
 puzzles.check("ch05_matmul_regtile", regtile_matmul_kernel)
