@@ -349,7 +349,7 @@ def benchmark(scale: float = 1.0):
         variants[("ch10_reduce_shuffle", tpb)] = shuffle_launch(specialize(reduce_shuffle, COARSE=8), tpb, 8)
 
     # validation first: fresh data, odd sizes, every block size
-    for n in (1_000_003, 77, 5_000_001):
+    for n in (max(777, int(1_000_003 * scale)), 77, max(1001, int(5_000_001 * scale))):
         a = _bench_data(rng, n)
         expected = np.array([a.astype(np.float64).sum()], np.float32)
         d_a = cuda.to_device(a)
@@ -358,7 +358,7 @@ def benchmark(scale: float = 1.0):
             launch(out, d_a)
             bench.validate(f"{name} ({tpb} threads, n={n})", out.copy_to_host(), expected, rtol=0, atol=0)
 
-    n = max(1 << 16, int((64 << 20) * scale))       # 256 MiB of float32 at scale 1
+    n = max(1 << 12, int((64 << 20) * scale))       # 256 MiB of float32 at scale 1
     a = _bench_data(rng, n)
     d_a = cuda.to_device(a)
     expected = np.array([a.astype(np.float64).sum()], np.float32)

@@ -406,7 +406,7 @@ def benchmark(scale: float = 1.0):
     rng = np.random.default_rng(12)
     dev = cuda.get_current_device()
     sms = dev.MULTIPROCESSOR_COUNT
-    rows = [bench.copy_ceiling(max(1 << 20, int((256 << 20) * scale)))]
+    rows = [bench.copy_ceiling(max(1 << 14, int((256 << 20) * scale)))]
 
     # the puzzle kernels, recompiled with a GPU-sized tile: 8 outputs per thread per round at 128 threads
     tiled = specialize(merge_tiled, [co_rank, merge_sequential], TILE=1024)
@@ -414,7 +414,9 @@ def benchmark(scale: float = 1.0):
     # validation on modest sizes, several launch shapes, before any timing
     for name, kern in [("ch12_merge_basic", merge_basic), ("ch12_merge_tiled", tiled),
                        ("ch12_merge_circular", circular)]:
-        for m, n, blocks, tpb in [(100_003, 77_777, 37, 64), (1 << 18, (1 << 18) + 5, 4 * sms, 128)]:
+        big = max(501, int((1 << 18) * scale))
+        for m, n, blocks, tpb in [(max(301, int(100_003 * scale)), max(203, int(77_777 * scale)), 37, 64),
+                                  (big, big + 5, 4 * sms, 128)]:
             a, b = _merge_inputs(rng, m, n)
             c = cuda.device_array(m + n, np.float32)
             kern[blocks, tpb](c, cuda.to_device(a), cuda.to_device(b), m, n)
@@ -422,7 +424,7 @@ def benchmark(scale: float = 1.0):
                            rtol=0, atol=0)
 
     # each of A and B 128 MiB at scale 1: C is 256 MiB
-    half = max(1 << 16, int((32 << 20) * scale))
+    half = max(1 << 11, int((32 << 20) * scale))
     a, b = _merge_inputs(rng, half, half + 1)
     m, n = len(a), len(b)
     da, db = cuda.to_device(a), cuda.to_device(b)

@@ -663,3 +663,26 @@ def test_bench_script_skips_without_gpu():
     assert r.returncode == 0, r.stderr
     lines = r.stdout.strip().splitlines()
     assert len(lines) == 1 and "skipped" in lines[0], r.stdout
+
+
+@pytest.mark.skipif(not os.environ.get("MP_SIM_BENCH"), reason="slow (about a minute): set MP_SIM_BENCH=1")
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_benchmark_code_path_on_simulator(module, sim_engine, monkeypatch):
+    """Each benchmark() end to end, tiny scale, timing faked: the validation of the GPU-sized kernels
+    runs for real on the simulator, so a GPU run does not find a slip in the benchmark code."""
+    import types
+
+    from helpers import bench
+    monkeypatch.setattr(bench, "time_gpu", lambda fn, **kw: (fn(), 1e-3)[1])
+    monkeypatch.setattr(bench, "copy_ceiling", lambda nbytes=1 << 30: bench.Measurement(
+        "copy", 1e-3, bytes=2 * nbytes, ceiling=True))
+    monkeypatch.setattr(cuda, "get_current_device", lambda: types.SimpleNamespace(MULTIPROCESSOR_COUNT=1))
+    # direct launches cannot say cross_block_races=False; the single-pass scans need it
+    launch = sim.launch
+    monkeypatch.setattr(sim, "launch", lambda *a, **k: launch(*a, **{**k, "cross_block_races": False}))
+    rows = module.benchmark(scale=1e-4)
+    names = {r.name for r in rows if not r.ceiling}
+    assert sum(r.ceiling for r in rows) == 1 and len(names) >= 3
+    assert all(r.bytes > 0 and r.name.startswith(("ch1", "copy")) for r in rows)
+    if module.GOAL:
+        assert module.GOAL["best"] in names
