@@ -1,16 +1,19 @@
 """Known-wrong and known-right kernels for the 14 GPU puzzles: negative and positive controls.
 
 MUTANTS[puzzle] = [(name, kernel, expected exception class, detail), ...] where detail is
-  - the `helpers.sim.errors` class of `.diagnostic` when the exception is KernelDiagnosed,
+  - the `helpers.sim.errors` class (or tuple of classes) of `.diagnostic` when the exception is
+    KernelDiagnosed,
   - the Budget field name (e.g. "global_reads") when it is OverBudget,
   - None otherwise.
 VARIANTS[puzzle] = [(name, kernel), ...]: correct kernels written differently from the reference.
 
 Every mutant is a mistake a learner makes; each is wrong on every engine (the simulator sees more,
 the GPU sees at least a wrong answer or garbage), so the lead can run this module on a real GPU too.
-A missing barrier shows up as UninitializedRead when the simulator runs the reader before the
-writer (it runs the threads of a block in order up to each barrier) and as DataRace when the
-writer ran first; either way the message asks whether a barrier is missing.
+A barrier missing before the first read of freshly loaded shared memory shows up as
+UninitializedRead when the simulator happens to run the reader before the writer, and as DataRace
+when the writer ran first (block order is shuffled by seed): such mutants accept either
+(`NO_BARRIER`, detail is a tuple). A barrier missing once every slot is initialised is always a
+DataRace.
 """
 import numba
 from numba import cuda
@@ -34,6 +37,7 @@ RACE = (KernelDiagnosed, DataRace)
 UNINIT = (KernelDiagnosed, UninitializedRead)
 BARRIER = (KernelDiagnosed, BarrierDivergence)
 READONLY = (KernelDiagnosed, ReadOnlyWrite)
+NO_BARRIER = (KernelDiagnosed, (DataRace, UninitializedRead))
 WRONG = (WrongAnswer, None)
 
 
@@ -794,7 +798,7 @@ def dot_last_thread_sums(out, a, b, size):
         cache[i] = 0.0
     cuda.syncthreads()
     if i == TPB - 1:
-        total = numba.float32(0.0)
+        total = 0.0
         for k in range(TPB):
             total += cache[k]
         out[0] = total
@@ -1557,7 +1561,7 @@ MUTANTS = {
     "pool": [
         ("no_padding", pool_no_padding, *UNINIT),
         ("block_start_boundary", pool_block_start_boundary, *WRONG),
-        ("missing_syncthreads", pool_missing_syncthreads, *RACE),
+        ("missing_syncthreads", pool_missing_syncthreads, *NO_BARRIER),
         ("barrier_in_branch", pool_barrier_in_branch, *BARRIER),
         ("all_global", pool_all_global, *over("global_reads")),
         ("negative_halo", pool_negative_halo, *OOB),
@@ -1565,7 +1569,7 @@ MUTANTS = {
     "dot": [
         ("a_squared", dot_a_squared, *WRONG),
         ("all_threads_write", dot_all_threads_write, *RACE),
-        ("missing_syncthreads", dot_missing_syncthreads, *UNINIT),
+        ("missing_syncthreads", dot_missing_syncthreads, *NO_BARRIER),
         ("no_zero_padding", dot_no_zero_padding, *UNINIT),
         ("barrier_in_branch", dot_barrier_in_branch, *BARRIER),
         ("no_shared", dot_no_shared, *over("global_reads")),
@@ -1574,7 +1578,7 @@ MUTANTS = {
         ("first_tap_skipped", conv_first_tap_skipped, *WRONG),
         ("no_halo", conv_no_halo, *UNINIT),
         ("block_end_boundary", conv_block_end_boundary, *WRONG),
-        ("missing_syncthreads", conv_missing_syncthreads, *UNINIT),
+        ("missing_syncthreads", conv_missing_syncthreads, *NO_BARRIER),
         ("no_shared", conv_no_shared, *over("global_reads")),
         ("true_convolution", conv_true_convolution, *WRONG),
         ("missing_tail_check", conv_missing_tail_check, *UNINIT),
@@ -1593,7 +1597,7 @@ MUTANTS = {
         ("row_from_x", axis_sum_row_from_x, *RACE),
         ("swapped_index", axis_sum_swapped_index, *OOB),
         ("thread0_loop", axis_sum_thread0_loop, *over("shared_reads")),
-        ("missing_sync", axis_sum_missing_sync, *UNINIT),
+        ("missing_sync", axis_sum_missing_sync, *NO_BARRIER),
         ("no_zero_padding", axis_sum_no_zero_padding, *UNINIT),
         ("barrier_in_branch", axis_sum_barrier_in_branch, *BARRIER),
     ],
@@ -1601,7 +1605,7 @@ MUTANTS = {
         ("naive", matmul_naive, *over("global_reads")),
         ("never_reads_b", matmul_never_reads_b, *WRONG),
         ("missing_second_sync", matmul_missing_second_sync, *RACE),
-        ("missing_first_sync", matmul_missing_first_sync, *UNINIT),
+        ("missing_first_sync", matmul_missing_first_sync, *NO_BARRIER),
         ("no_zero_padding", matmul_no_zero_padding, *UNINIT),
         ("barrier_in_branch", matmul_barrier_in_branch, *BARRIER),
         ("wrong_axis_load", matmul_wrong_axis_load, *WRONG),
