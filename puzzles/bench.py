@@ -63,7 +63,10 @@ def goal_row(tag, module, rows):
     best = next((r for r in rows if r.name == goal["best"]), None)
     if best is None:
         return (tag, goal["best"], "missing", _ceiling_text(rows), "-", f">= {goal['fraction']:.0%}", "NO")
-    frac = bench.fraction_of_ceiling(rows, best.name)
+    try:
+        frac = bench.fraction_of_ceiling(rows, best.name)
+    except ValueError as e:              # e.g. no SGEMM ceiling without CuPy
+        return (tag, best.name, _rate_text(best), _ceiling_text(rows), "-", str(e), "?")
     met = "yes" if frac >= goal["fraction"] else "NO"
     return (tag, best.name, _rate_text(best), _ceiling_text(rows), f"{frac:.1%}",
             f">= {goal['fraction']:.0%} of {goal['ceiling']}", met)

@@ -20,7 +20,14 @@ from numba import cuda
 import puzzles
 from helpers import sim
 from helpers.check import KernelDiagnosed, NotSolvedYet, OverBudget, WrongAnswer
-from helpers.sim.errors import BarrierDivergence, DataRace, OutOfBounds, UninitializedRead, WarpDivergence
+from helpers.sim.errors import (
+    BarrierDivergence,
+    DataRace,
+    OutOfBounds,
+    Runaway,
+    UninitializedRead,
+    WarpDivergence,
+)
 from puzzles import pmpp_ch10_reduction as ch10
 from puzzles import pmpp_ch11_scan as ch11
 from puzzles import pmpp_ch12_merge as ch12
@@ -378,6 +385,48 @@ def add_sums_off_by_one(out, partial, prefix, n):
         out[i] = partial[i] + prefix[cuda.blockIdx.x]       # includes the block's own total
 
 
+@cuda.jit
+def domino_static(out, flags, carries, counter, a, n):
+    xy = cuda.shared.array(KS, numba.float32)
+    carry_in = cuda.shared.array(1, numba.float32)
+    t = cuda.threadIdx.x
+    sec = cuda.blockIdx.x             # not a ticket: the predecessor may not have started
+    i = sec * cuda.blockDim.x + t
+    xy[t] = a[i] if i < n else 0.0
+    stride = 1
+    while stride < cuda.blockDim.x:
+        cuda.syncthreads()
+        if t >= stride:
+            tmp = xy[t] + xy[t - stride]
+        cuda.syncthreads()
+        if t >= stride:
+            xy[t] = tmp
+        stride *= 2
+    if t == cuda.blockDim.x - 1:
+        prev = 0.0
+        if sec > 0:
+            while cuda.atomic.add(flags, sec - 1, 0) == 0:
+                pass
+            cuda.threadfence()
+            prev = cuda.atomic.add(carries, sec - 1, 0.0)
+        carries[sec] = prev + xy[t]
+        cuda.threadfence()
+        cuda.atomic.exch(flags, sec, 1)
+        carry_in[0] = prev
+    cuda.syncthreads()
+    if i < n:
+        out[i] = xy[t] + carry_in[0]
+
+
+def test_domino_with_block_index_never_finishes(monkeypatch):
+    """Waiting on blockIdx.x - 1 when blocks start in another order: on a GPU a hang once blocks
+    outnumber the slots; in the simulator (blocks in shuffled order) a Runaway."""
+    monkeypatch.setattr(sim.config, "timeout", 3)
+    with pytest.raises(KernelDiagnosed) as info:
+        puzzles.check("ch11_domino", domino_static, seed=SEED)
+    assert isinstance(info.value.diagnostic, Runaway)
+
+
 # ---------------------------------------------------------------- known-wrong kernels: ch12
 
 @cuda.jit
@@ -648,6 +697,7 @@ def test_goal_row_arithmetic():
     rows[1] = Measurement("ch10_reduce_shuffle", 1.0, bytes=500)
     assert goal_row("ch10", ch10, rows)[-1] == "NO"
     assert goal_row("ch12", ch12, rows)[-2] == "no goal"
+    assert goal_row("ch10", ch10, rows[1:])[-1] == "?"      # no ceiling measured: reported, not fatal
 
 
 def test_chapter_modules_found():
