@@ -188,7 +188,7 @@ def test_float32_arithmetic_stays_float32():
 def local_private(out, a):
     i = cuda.grid(1)
     w = cuda.local.array(3, numba.int32)
-    v = cuda.local.array((2, 2), numba.float64)
+    v = cuda.local.array((2, 2), numba.float64, alignment=16)
     for k in range(3):
         w[k] = a[i] * (k + 1)
     v[1, 1] = 0.5

@@ -67,8 +67,11 @@ class SimCuda:
             and_=atomic("and_", lambda a, b: a & b), or_=atomic("or_", lambda a, b: a | b),
             xor=atomic("xor", lambda a, b: a ^ b),
             cas=cas, compare_and_swap=compare_and_swap, inc=inc, dec=dec)
-        self.shared = _Namespace(array=lambda shape, dtype: r.shared_array(shape, dtype, sys._getframe(1)))
-        self.local = _Namespace(array=lambda shape, dtype: r.local_array(shape, dtype, sys._getframe(1)))
+        # alignment: accepted as numba-cuda does; NumPy storage is aligned enough for every dtype
+        self.shared = _Namespace(array=lambda shape, dtype, alignment=None: r.shared_array(
+            shape, dtype, sys._getframe(1)))
+        self.local = _Namespace(array=lambda shape, dtype, alignment=None: r.local_array(
+            shape, dtype, sys._getframe(1)))
         self.const = _Namespace(array_like=lambda ary: r.const_array(ary, sys._getframe(1)))
 
     # --- indexing helpers

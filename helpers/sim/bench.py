@@ -99,13 +99,14 @@ def cases():
 
 
 def _best(fn, repeat):
-    fn()    # warm-up: compiles nothing here, but fills caches (source lines, rebinding)
-    best = float("inf")
+    """(best wall seconds, best CPU seconds of this process, all its threads) over `repeat` runs."""
+    fn()    # warm-up: fills caches (source lines, rebinding, Numba's simulator's setup)
+    wall = cpu = float("inf")
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        w0, c0 = time.perf_counter(), time.process_time()
         fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+        wall, cpu = min(wall, time.perf_counter() - w0), min(cpu, time.process_time() - c0)
+    return wall, cpu
 
 
 def time_helpers_sim(repeat):
@@ -151,17 +152,21 @@ def main(argv):
         sys.exit(f"Numba's simulator run failed:\n{p.stdout}{p.stderr}")
     nsim = json.loads(p.stdout.strip().splitlines()[-1])
     ours = time_helpers_sim(repeat)
-    print(f"best of {repeat} launches after a warm-up, seconds\n")
-    print(f"{'kernel':16s} {'sim traced':>11s} {'sim untraced':>13s} {'Numba sim':>10s} "
+    print(f"best of {repeat} launches after a warm-up; seconds as wall / CPU (CPU: all threads of the "
+          "process, the fairer figure on a loaded machine)\n")
+    print(f"{'kernel':15s} {'sim traced':>13s} {'sim untraced':>13s} {'Numba sim':>13s} "
           f"{'Numba/traced':>13s} {'Numba/untraced':>15s}")
+
+    def pair(x):
+        return f"{x[0]:6.3f}/{x[1]:6.3f}"
     for name, row in ours.items():
         ns = nsim[name]
         if isinstance(ns, str):
-            print(f"{name:16s} {row['traced']:11.4f} {row['untraced']:13.4f}  Numba's simulator {ns}")
+            print(f"{name:15s} {pair(row['traced'])} {pair(row['untraced'])}  Numba's simulator {ns}")
             continue
-        print(f"{name:16s} {row['traced']:11.4f} {row['untraced']:13.4f} {ns:10.4f} "
-              f"{ns / row['traced']:12.1f}x {ns / row['untraced']:14.1f}x")
-
+        ratio = [f"{ns[0] / row[k][0]:.1f}x/{ns[1] / row[k][1]:.1f}x" for k in ("traced", "untraced")]
+        print(f"{name:15s} {pair(row['traced'])} {pair(row['untraced'])} {pair(ns)} {ratio[0]:>13s} "
+              f"{ratio[1]:>15s}")
 
 if __name__ == "__main__":
     main(sys.argv[1:])

@@ -146,6 +146,9 @@ class SimArray:
             if idx < 0 or idx >= self.shape[0]:
                 raise self._oob((idx,), None, 1)
             flat = self.offset + idx * self.strides[0]
+        elif (type(idx) is tuple and self.ndim == 2 and len(idx) == 2 and type(idx[0]) is int
+              and type(idx[1]) is int and 0 <= idx[0] < self.shape[0] and 0 <= idx[1] < self.shape[1]):
+            flat = self.offset + idx[0] * self.strides[0] + idx[1] * self.strides[1]   # 2-D fast path
         else:
             flat = self._locate(idx, 1)
             if type(flat) is SimArray:
@@ -158,7 +161,7 @@ class SimArray:
         if st.checked:
             c = t.actor
             w = st.w.get(flat)
-            if w is not None and _unordered(w[0], c, st.cross_block):
+            if w is not None and w[0] is not c and _unordered(w[0], c, st.cross_block):
                 raise run.race(st, flat, idx, "reads", w[0], "wrote" if not w[1] else "atomically updated", 1)
             r = st.r.get(flat)
             if r is None:
@@ -180,6 +183,9 @@ class SimArray:
             if idx < 0 or idx >= self.shape[0]:
                 raise self._oob((idx,), None, 1)
             flat = self.offset + idx * self.strides[0]
+        elif (type(idx) is tuple and self.ndim == 2 and len(idx) == 2 and type(idx[0]) is int
+              and type(idx[1]) is int and 0 <= idx[0] < self.shape[0] and 0 <= idx[1] < self.shape[1]):
+            flat = self.offset + idx[0] * self.strides[0] + idx[1] * self.strides[1]
         else:
             flat = self._locate(idx, 1)
             if type(flat) is SimArray:
