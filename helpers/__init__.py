@@ -14,9 +14,8 @@ def setup(engine: str | None = None) -> str:
     import os
     import warnings
 
-    from .engine import banner
-    # puzzle-sized grids are small on purpose; Numba's low-occupancy warning is noise here
-    warnings.filterwarnings("ignore", message=r"Grid size \d+ will likely result in GPU under-utilization")
+    from .engine import LOW_OCCUPANCY_WARNING, banner
+    warnings.filterwarnings("ignore", message=LOW_OCCUPANCY_WARNING)
     use(engine or os.environ.get("MP_ENGINE", "auto"))
     print(banner())
     return current()

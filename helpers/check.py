@@ -18,7 +18,7 @@ import numpy as np
 from . import sim
 from .puzzle import Case, Puzzle
 from .sim.kernel import py_func
-from .sim.trace import ATOMIC, READ, WRITE
+from .sim.trace import ATOMIC, READ, WRITE, coalescing_by_line
 
 
 class PuzzleFailure(AssertionError):
@@ -211,7 +211,8 @@ def _sim_case(puzzle, kernel, case, k, seed, ctx, maxima):
         launch = sim.launch(kernel, case.grid, case.block, args, shared_bytes=case.shared_bytes, roles=roles,
                             block_order="shuffle", seed=seed, cross_block_races=puzzle.cross_block_races)
     except sim.SimulatorError as err:
-        raise KernelDiagnosed(ctx.head(k, case) + f"\n{type(err).__name__}: {err}" + ctx.tail(k), err) from None
+        msg = ctx.head(k, case) + f"\n{type(err).__name__}: {err}" + ctx.tail(k)
+        raise KernelDiagnosed(msg, err) from None
     trace = launch.trace
     out_ids = [trace.array(n).id for n in puzzle.outputs]
     writes = np.isin(trace.acc["array"], out_ids) & (trace.acc["kind"] != READ)
@@ -254,8 +255,19 @@ def _budgets(puzzle, case, launch, ctx, k, maxima):
                 + _BUDGET_HINT[field] + ctx.tail(k, "counts"), field, m, limit)
     limit = _limit(b.shared_bytes, case)
     if limit is not None and launch.shared_bytes > limit:
-        raise OverBudget(ctx.head(k, case) + f"\neach block uses {launch.shared_bytes} bytes of shared memory; "
-                         f"the budget is {limit}." + ctx.tail(k), "shared_bytes", launch.shared_bytes, limit)
+        used = launch.shared_bytes
+        raise OverBudget(ctx.head(k, case) + f"\neach block uses {used} bytes of shared memory; the budget "
+                         f"is {limit}." + ctx.tail(k), "shared_bytes", used, limit)
+    if b.min_coalescing is not None:
+        for (line, arr), (moved, ideal) in sorted(coalescing_by_line(trace).items()):
+            if moved and ideal / moved < b.min_coalescing:
+                raise OverBudget(
+                    ctx.head(k, case) + f"\nline {line} accesses `{arr}` with {ideal / moved:.0%} coalescing:"
+                    " "
+                    f"its warps moved {moved} 32-byte sectors where {ideal} would do (the budget is "
+                    f"{b.min_coalescing:.0%}). Neighbouring threads of a warp (threadIdx.x, x+1, ...) should "
+                    "touch neighbouring addresses; load through shared memory to turn the corner."
+                    + ctx.tail(k, "coalescing"), "min_coalescing", round(ideal / moved, 3), b.min_coalescing)
     limit = _limit(b.global_atomics_per_block, case)
     if limit is not None:
         rows = trace.select(space="global", kind=ATOMIC)
@@ -330,7 +342,7 @@ def _gpu_case(puzzle, kernel, case, k, ctx):
     if not hasattr(kernel, "py_func"):
         kernel = cuda.jit(kernel)
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=r"Grid size \d+ will likely result in GPU under-utilization")
+        warnings.filterwarnings("ignore", message=engine.LOW_OCCUPANCY_WARNING)
         engine.gpu_launch(kernel, case.grid, case.block, dev, case.shared_bytes)
     cuda.synchronize()
     want = expected(puzzle, case, pristine)

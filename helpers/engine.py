@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import os
 
+# puzzle-sized grids are small on purpose; Numba's low-occupancy warning is noise for them
+LOW_OCCUPANCY_WARNING = r"Grid size \d+ will likely result in GPU under-utilization"
+
 _ENGINE = None
 _SAVED: dict = {}
 _GPU = None
@@ -100,13 +103,15 @@ def _unpatch():
 def banner() -> str:
     import numba
     import numba_cuda
+
     from . import compile as ptx
     eng = current()
     if eng == "gpu":
         from numba import cuda
         dev = cuda.get_current_device()
         name = dev.name.decode() if isinstance(dev.name, bytes) else dev.name
-        where = f"the real GPU: {name} (compute capability {dev.compute_capability[0]}.{dev.compute_capability[1]})"
+        major, minor = dev.compute_capability
+        where = f"the real GPU: {name} (compute capability {major}.{minor})"
     else:
         where = "the CPU simulator (helpers.sim)" + ("" if gpu_present() else ": no CUDA GPU found here")
     check = "each check also compiles your kernel for a T4 (sm_75) with real Numba" if ptx.available() else \

@@ -26,6 +26,7 @@ class Budget:
     shared_writes: Limit = None
     shared_bytes: Limit = None           # per block, static + dynamic
     global_atomics_per_block: Limit = None
+    min_coalescing: float | None = None  # every source line's global accesses: ideal / moved sectors
 
 
 @dataclass

@@ -39,7 +39,7 @@ def names(chapter: str | None = None) -> list:
 
 
 def check(name: str, kernel, *, seed=None, gpu=None):
-    """Check `kernel` against puzzle `name`: raises a PuzzleFailure (an AssertionError) or returns a Result."""
+    """Check `kernel` against puzzle `name`: raise a PuzzleFailure (an AssertionError) or return a Result."""
     return get(name).check(kernel, seed=seed, gpu=gpu)
 
 
