@@ -392,6 +392,7 @@ def _draw_panel(ax, trace: Trace, lay: Layout, block: int, threads: list, colors
 def draw_access_map(
     trace: Trace,
     *,
+    min_width: float = 8.0,
     title: str | None = None,
     focus: Focus | None = None,
     max_blocks: int = MAX_BLOCKS,
@@ -428,7 +429,7 @@ def draw_access_map(
     colors = dict(zip(threads, style.thread_colors(len(threads))))
 
     legend_w = 1.3 if len(threads) <= LEGEND_THREADS else 1.0
-    fig = style.new_figure(ncols * pw * cell + legend_w, nrows * ph * cell + 1.3)
+    fig = style.new_figure(max(ncols * pw * cell + legend_w, min_width), nrows * ph * cell + 1.3)
     axes = fig.subplots(nrows, ncols, squeeze=False).reshape(-1)
     for ax in axes[len(blocks) :]:
         ax.set_axis_off()
@@ -479,7 +480,12 @@ def draw_access_map(
     if notes:
         key.append("; ".join(notes))
     style.footnote(fig, *key)
-    style.title(fig, title or "Access map: who read what, who wrote what")
+    style.title(
+        fig,
+        title or "Access map: who read what, who wrote what",
+        margin=legend_w,
+        color=style.BAD if focus else style.INK,
+    )
     _legend(fig, trace, threads, colors, focus, lay.several)
     return fig
 

@@ -55,7 +55,8 @@ def focus_of(err, trace: Trace) -> Focus:
     text = f"{name}[{', '.join(map(str, idx))}]"
     flat = _flat(info.shape, idx)
     if flat is None:
-        text += " is outside the array"
+        who = f"thread {an.thread_name(trace, thread)}: " if thread is not None else ""
+        text = f"{who}{text} is outside {name} (shape {tuple(info.shape)})"
     else:
         same = rows[(rows["array"] == info.id) & (rows["index"] == flat)]
         if ekey >= 0:
@@ -71,14 +72,23 @@ def focus_of(err, trace: Trace) -> Focus:
 def diagnostic_view(err, trace: Trace | None = None, *, title: str | None = None):
     """Figure for a `helpers.sim.errors.SimulatorError`: the access map of the faulting block up to
     the fault, the faulting thread's lines and cells in vermillion, the offending cell hatched
-    (drawn past the edge of its array when the index was out of bounds), the source line on top."""
+    (drawn past the edge of its array when the index was out of bounds), the source line and
+    the simulator's explanation on top."""
     trace = trace if trace is not None else getattr(err, "trace", None)
     kind = type(err).__name__
-    where = f"line {err.line}: {style.short(err.source, 70)}" if getattr(err, "line", None) else ""
+    source = getattr(err, "source", None)
+    where = (
+        f"line {err.line}" + (f": {style.short(source, 70)}" if source else "")
+        if getattr(err, "line", None)
+        else ""
+    )
     head = title or f"{kind}" + (f" at {where}" if where else "")
-    message = style.short(str(err).split("\n")[0], 160)
+    lines = [ln for ln in str(err).split("\n") if ln.strip()]
+    # the simulator's first line repeats the place (block, thread, line); the rest explains
+    explain = " ".join(lines[1:]) if len(lines) > 1 else (lines[0] if lines else "")
+    if len(lines) > 1 and getattr(err, "thread", None) is not None:
+        head += f"   ({lines[0].split(', line')[0]})"
+    explain = style.short(explain, 420)
     if trace is None or not an.drawn_arrays(trace):
-        return style.message_figure(head, message, color=style.BAD)
-    fig = draw_access_map(trace, title=f"{head}\n{message}", focus=focus_of(err, trace))
-    style.title(fig, f"{head}\n{message}", color=style.BAD)
-    return fig
+        return style.message_figure(head, explain, color=style.BAD)
+    return draw_access_map(trace, title=f"{head}\n{explain}", focus=focus_of(err, trace), min_width=9.0)

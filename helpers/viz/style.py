@@ -109,9 +109,9 @@ def footnote(fig, *paragraphs, color=INK):
     )
 
 
-def title(fig, text: str, color=INK):
-    """The figure title, wrapped to the figure's width."""
-    width = max(40, int(fig.get_figwidth() * 12))  # characters of 11 pt text per line
+def title(fig, text: str, color=INK, margin: float = 0.0):
+    """The figure title, wrapped to the figure's width less `margin` inches each side (a legend)."""
+    width = max(40, int((fig.get_figwidth() - 2 * margin) * 12))  # characters of 11 pt text per line
     lines = [textwrap.fill(line, width) for line in str(text).split("\n")]
     fig.suptitle("\n".join(lines), fontsize=FONT["title"], color=color)
 
