@@ -377,3 +377,8 @@ def test_puzzles_show_draws_every_view(view):
     fig = puzzles.show(name, puzzles.get(name).reference, view=view)
     render(fig)
     assert puzzles.get(name).title in fig.get_suptitle().replace("\n", " ")
+
+
+def test_a_figure_shows_itself_in_jupyter_as_png():
+    tr = _launch(_writes_nothing).trace
+    assert viz.access_map(tr)._repr_png_().startswith(b"\x89PNG")

@@ -13,8 +13,6 @@ Every view is also a plain function of a Trace returning a matplotlib Figure:
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 from helpers.viz import analysis
@@ -36,15 +34,6 @@ __all__ = [
     "show",
     "trace_of",
 ]
-
-
-def _inline():
-    """In Jupyter/Colab, importing pyplot activates the inline backend, which registers the
-    formatter that draws a returned Figure. Our figures are not pyplot figures, so they show
-    exactly once: as the cell's value."""
-    ip = sys.modules.get("IPython")
-    if ip is not None and getattr(ip, "get_ipython", lambda: None)() is not None:
-        import matplotlib.pyplot  # noqa: F401
 
 
 def _case(puzzle, case, seed):
@@ -80,7 +69,6 @@ def show(puzzle, kernel, view: str = "access", *, case: int = 0, seed: int = 0):
 
     if view not in VIEWS:
         raise ValueError(f"view must be one of {', '.join(map(repr, VIEWS))}; got {view!r}")
-    _inline()
     name = getattr(kernel, "__name__", None) or getattr(
         getattr(kernel, "py_func", None), "__name__", "kernel"
     )

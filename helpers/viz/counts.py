@@ -8,7 +8,7 @@ from helpers.sim.trace import Trace
 from helpers.viz import analysis as an
 from helpers.viz import style
 
-BARS_UP_TO = 256  # beyond this many threads in all, draw filled steps instead of bars
+BARS_UP_TO = 64  # beyond this many threads in all, draw filled steps instead of bars
 
 
 def _panel(ax, trace: Trace, key: str, values: np.ndarray, limit):

@@ -255,7 +255,7 @@ def banks_view(trace: Trace, *, title: str | None = None):
         "passes needed",
         "one pass each (conflict-free)",
         lambda s: (
-            f"worst {s.worst}-way; {s.total / s.count:.2g} passes per access over {s.count}"
+            f"worst {s.worst}-way; {s.total / s.count:.2g} passes per access, {s.count} warp accesses"
             if s.worst > 1
             else f"conflict-free over {s.count} warp access" + ("es" if s.count != 1 else "")
         ),

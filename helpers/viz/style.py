@@ -8,6 +8,7 @@ also colour-blind safe and reads as an order (thread 0 dark, last thread yellow)
 
 from __future__ import annotations
 
+import io
 import math
 import textwrap
 
@@ -54,10 +55,20 @@ def ink_on(color) -> str:
     return "white" if 0.2126 * r + 0.7152 * g + 0.0722 * b < 0.45 else INK
 
 
+class VizFigure(Figure):
+    """A matplotlib Figure that shows itself as a PNG in Jupyter and Colab when it is a cell's
+    value, with or without pyplot or `%matplotlib inline` (IPython looks for `_repr_png_`)."""
+
+    def _repr_png_(self):
+        buf = io.BytesIO()
+        self.savefig(buf, format="png", bbox_inches="tight")
+        return buf.getvalue()
+
+
 def new_figure(width: float, height: float) -> Figure:
     """A figure not registered with pyplot: no global state, no double display in Jupyter,
     shown inline when returned from a cell, saved with `fig.savefig("x.png" or "x.svg")`."""
-    fig = Figure(
+    fig = VizFigure(
         figsize=(min(max(width, 4.0), 18.0), min(max(height, 2.0), 40.0)), dpi=100, layout="constrained"
     )
     fig.patch.set_facecolor("white")
