@@ -129,3 +129,31 @@ def test_pytest_runs_the_solution_notebooks():
     cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
     assert "notebooks/solutions" in cfg["testpaths"]
     assert "--nbval-lax" in cfg["addopts"].split()
+
+
+def test_parallel_run_keeps_each_notebook_on_one_worker(tmp_path):
+    """With -n 2, nbval cells that depend on earlier cells pass, and a raising cell fails."""
+    import shutil
+    import subprocess
+    import sys
+
+    from nbformat import v4
+
+    for f in ("conftest.py", "pyproject.toml"):
+        shutil.copy(ROOT / f, tmp_path / f)
+    (tmp_path / "tests").mkdir()
+    plain = "def test_a():\n    pass\n\n\ndef test_b():\n    pass\n"
+    (tmp_path / "tests" / "test_plain.py").write_text(plain)
+    sols = tmp_path / "notebooks" / "solutions"
+    sols.mkdir(parents=True)
+    chain = ["import os\npid = os.getpid()", "n = 1", "n += 1\nassert pid == os.getpid()", "assert n == 2"]
+    notebooks = {"a": chain, "b": chain, "c": ["x = 1", "raise ValueError('a failing solution cell')"]}
+    for name, cells in notebooks.items():
+        nb = v4.new_notebook(cells=[v4.new_code_cell(c) for c in cells])
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        nbformat.write(nb, sols / f"{name}.ipynb")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "-q"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    summary = r.stdout.strip().splitlines()[-1]
+    assert "1 failed, 11 passed" in summary, r.stdout[-3000:]
+    assert "FAILED notebooks/solutions/c.ipynb::Cell 1" in r.stdout
