@@ -25,16 +25,17 @@ def site_label(trace: Trace, site: int, array: int, kind: int, n: int = 48) -> s
     return f"{where}\n{KIND_NAMES[kind]} {trace.arrays[array].name}"
 
 
-def _pick_details(trace: Trace, items, key) -> list:
-    """The worst warp access of each source line (and array, kind), worst first, at most MAX_DETAIL."""
+def _pick_details(trace: Trace, items, key, bad) -> list:
+    """The worst warp access of each source line (and array, kind), worst first, at most MAX_DETAIL;
+    only the bad ones, or a single example when all are fine."""
     best: dict = {}
     for it in items:
         w = it.access
         k = (an.line_of(trace, w.site), w.kind, w.array)
         if k not in best or key(it) > key(best[k]):
             best[k] = it
-    by_line = [best[k] for k in sorted(best)]
-    return sorted(by_line, key=key, reverse=True)[:MAX_DETAIL]
+    by_line = sorted((best[k] for k in sorted(best)), key=key, reverse=True)
+    return [it for it in by_line if bad(it)][:MAX_DETAIL] or by_line[:1]
 
 
 def _summary(ax, trace: Trace, summaries, measured: str, ideal: str, worst_text):
@@ -153,7 +154,9 @@ def coalescing_view(trace: Trace, *, title: str | None = None):
             title, "No global memory accesses to look at (nothing read or written yet)."
         )
     sums = an.coalescing_by_site(trace)
-    details = _pick_details(trace, items, key=lambda c: (c.sectors - c.ideal, c.sectors))
+    details = _pick_details(
+        trace, items, key=lambda c: (c.sectors - c.ideal, c.sectors), bad=lambda c: c.sectors > c.ideal
+    )
     fig = style.new_figure(12, 1.0 + 0.55 * len(sums) + 1.9 * len(details))
     axes = fig.subplots(1 + len(details), 1, height_ratios=[0.7 + 0.45 * len(sums)] + [1.6] * len(details))
     _summary(
@@ -244,7 +247,7 @@ def banks_view(trace: Trace, *, title: str | None = None):
     if not items:
         return style.message_figure(title, "This kernel made no shared-memory accesses: no banks to look at.")
     sums = an.bank_conflicts_by_site(trace)
-    details = _pick_details(trace, items, key=lambda b: b.degree)
+    details = _pick_details(trace, items, key=lambda b: b.degree, bad=lambda b: b.degree > 1)
     heights = [max(b.degree, 1) * 0.35 + 0.9 for b in details]
     fig = style.new_figure(12, 1.0 + 0.55 * len(sums) + sum(heights) + 0.6)
     axes = fig.subplots(1 + len(details), 1, height_ratios=[0.7 + 0.45 * len(sums)] + heights)
