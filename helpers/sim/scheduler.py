@@ -397,14 +397,15 @@ class Run:
                 g.advance(barrier=False)
         elif op in ("all_sync", "any_sync", "ballot_sync", "eq_sync"):
             preds = [vals[ln] for ln in sorted(vals)]
+            # types as numba-cuda gives them: votes are booleans, a ballot is a signed int32
             if op == "all_sync":
-                r = int(all(preds))
+                r = all(preds)
             elif op == "any_sync":
-                r = int(any(preds))
+                r = any(preds)
             elif op == "eq_sync":
-                r = int(all(p == preds[0] for p in preds))
+                r = all(p == preds[0] for p in preds)
             else:
-                r = sum(1 << ln for ln, p in vals.items() if p)
+                r = np.uint32(sum(1 << ln for ln, p in vals.items() if p)).view(np.int32)
             for g in group:
                 g.result = r
         else:
