@@ -2,13 +2,17 @@
 
     python tests/run_mutants_gpu.py
 
-For each mutant: the full harness verdict (simulator + PTX + GPU), and whether
-the GPU alone, on the harness's own random cases with poisoned outputs, would
-have passed it. Those are the mistakes that only the simulator's diagnostics
-and budgets catch. Every variant and reference must pass the full harness.
+Variants and references: the full harness (simulator + PTX + GPU) must pass.
+Mutants: the harness verdict, and whether the GPU alone, on the harness's own
+random cases with poisoned outputs, would have passed it. Those are the
+mistakes only the simulator's diagnostics and budgets catch. Each GPU-alone run
+is its own process: a stray access can kill the CUDA context for good.
 """
+import os
+import subprocess
 import sys
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from mutants import MUTANTS, VARIANTS
@@ -16,7 +20,8 @@ from mutants import MUTANTS, VARIANTS
 import puzzles
 from helpers import check, engine
 
-warnings.filterwarnings("ignore", message=r"Grid size \d+ will likely")
+warnings.filterwarnings("ignore", message=engine.LOW_OCCUPANCY_WARNING)
+SEED = 7
 
 
 def gpu_alone_passes(puzzle, kernel, seed):
@@ -26,11 +31,8 @@ def gpu_alone_passes(puzzle, kernel, seed):
     for case in puzzle.cases(np.random.default_rng(seed)):
         args, _, outputs, pristine = check.prepare_args(puzzle, case)
         dev = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
-        try:
-            engine.gpu_launch(k, case.grid, case.block, dev, case.shared_bytes)
-            cuda.synchronize()
-        except Exception:
-            return False
+        engine.gpu_launch(k, case.grid, case.block, dev, case.shared_bytes)
+        cuda.synchronize()
         want = check.expected(puzzle, case, pristine)
         for n in puzzle.outputs:
             if check.compare(want[n], dev[puzzle.signature.index(n)].copy_to_host(), puzzle):
@@ -38,40 +40,61 @@ def gpu_alone_passes(puzzle, kernel, seed):
     return True
 
 
+def alone(name, index):
+    """GPU-alone verdict of one mutant, in a child process."""
+    r = subprocess.run([sys.executable, __file__, "--alone", name, str(index)], capture_output=True,
+                       text=True, timeout=300, cwd=os.path.dirname(os.path.abspath(__file__)))
+    last = (r.stdout.strip().splitlines() or ["?"])[-1]
+    if r.returncode != 0:
+        err = (r.stderr.strip().splitlines() or ["?"])[-1]
+        return "fails (crashes: " + err[-70:] + ")"
+    return last
+
+
 def main():
+    if "--alone" in sys.argv:
+        name, index = sys.argv[2], int(sys.argv[3])
+        kernel = MUTANTS[name][index][1]
+        try:
+            ok = gpu_alone_passes(puzzles.get(name), kernel, SEED)
+        except Exception as e:     # a launch error is a failure on the GPU too
+            print(f"fails ({type(e).__name__})")
+            return 0
+        print("PASSES" if ok else "fails")
+        return 0
     if not engine.gpu_present():
         print("No CUDA GPU here: nothing to do.")
         return 0
     bad = 0
-    gpu_only = []
-    # variants first: a mutant's stray access on the GPU could poison the CUDA context
     for name, vs in VARIANTS.items():
         p = puzzles.get(name)
         for label, kernel in vs + [("reference", p.reference)]:
             try:
-                r = check.check(p, kernel, seed=7, gpu=True)
+                r = check.check(p, kernel, seed=SEED, gpu=True)
                 print(f"variant {name:11s} {label:28s} ok on {' + '.join(r.engines)}")
             except Exception as e:
                 bad += 1
                 print(f"variant {name:11s} {label:28s} FAILED {type(e).__name__}: {str(e)[:300]}")
-    for name, muts in MUTANTS.items():
-        p = puzzles.get(name)
-        for label, kernel, exc, _ in muts:
-            try:
-                check.check(p, kernel, seed=7, gpu=True)
-                verdict = "PASSED (harness bug)"
-                bad += 1
-            except exc as e:
-                diag = getattr(e, "diagnostic", None)
-                verdict = type(e).__name__ + (f"/{type(diag).__name__}" if diag is not None else "")
-            except Exception as e:
-                verdict = f"wrong reason: {type(e).__name__}"
-                bad += 1
-            alone = gpu_alone_passes(p, kernel, seed=7)
-            if alone:
-                gpu_only.append(f"{name}-{label}")
-            print(f"mutant  {name:11s} {label:28s} {verdict:40s} GPU alone: {'passes' if alone else 'fails'}")
-    print(f"\n{len(gpu_only)} mutants a GPU alone would have passed: {', '.join(gpu_only)}")
+    jobs = [(name, i) for name, muts in MUTANTS.items() for i in range(len(muts))]
+    with ThreadPoolExecutor(max_workers=min(12, os.cpu_count() or 2)) as pool:
+        gpu = dict(zip(jobs, pool.map(lambda j: alone(*j), jobs)))
+    gpu_only = []
+    for name, i in jobs:
+        label, kernel, exc, _ = MUTANTS[name][i]
+        try:
+            check.check(puzzles.get(name), kernel, seed=SEED, gpu=False)
+            verdict = "PASSED (harness bug)"
+            bad += 1
+        except exc as e:
+            diag = getattr(e, "diagnostic", None)
+            verdict = type(e).__name__ + (f"/{type(diag).__name__}" if diag is not None else "")
+        except Exception as e:
+            verdict = f"wrong reason: {type(e).__name__}"
+            bad += 1
+        if gpu[name, i] == "PASSES":
+            gpu_only.append(f"{name}-{label}")
+        print(f"mutant  {name:11s} {label:28s} {verdict:36s} GPU alone: {gpu[name, i]}")
+    print(f"\n{len(gpu_only)} of {len(jobs)} mutants a GPU alone would have passed: {', '.join(gpu_only)}")
     print(f"problems: {bad}")
     return 1 if bad else 0
 
