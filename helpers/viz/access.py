@@ -139,8 +139,8 @@ def layout(trace: Trace, blocks, extra_epochs=None) -> Layout:
     for aid, ep in (extra_epochs or {}).items():
         epochs[aid] = sorted(set(epochs.get(aid, [])) | {ep})
     all_epochs = sorted({e for a in mid for e in (epochs.get(a) or [0])})
-    if len(all_epochs) > MAX_EPOCHS:  # the first few intervals tell the story; a fault's is kept
-        keep = set(all_epochs[:MAX_EPOCHS]) | set((extra_epochs or {}).values())
+    if len(all_epochs) > MAX_EPOCHS:  # the first few and the last tell the story; a fault's is kept
+        keep = set(all_epochs[: MAX_EPOCHS - 1]) | {all_epochs[-1]} | set((extra_epochs or {}).values())
         all_epochs = [e for e in all_epochs if e in keep]
     bands = [[(a, -1) for a in ins]]
     bands += [[(a, e) for a in mid if e in (epochs.get(a) or [0])] for e in all_epochs]
@@ -335,9 +335,12 @@ def _draw_panel(ax, trace: Trace, lay: Layout, block: int, threads: list, colors
         if (xs, ys) == (xd, yd):
             continue  # read-modify-write of one cell
         dy = np.sign(yd - ys)
-        ys, yd = (ys + 0.5 * dy, yd - 0.5 * dy) if dy else (ys + 0.5, yd + 0.5)
+        if dy:
+            segs.append(((xs, ys + 0.5 * dy), (xd, yd - 0.5 * dy)))
+        else:  # same row: an arc under the cells, so it is not hidden behind them
+            drop = min(1.2, 0.3 + 0.12 * abs(xd - xs))
+            segs.append(((xs, ys + 0.5), ((xs + xd) / 2, ys + 0.5 + drop), (xd, yd + 0.5)))
         bad = int(r["thread"]) in bad_threads
-        segs.append(((xs, ys), (xd, yd)))
         segcol.append(style.BAD if bad else colors[int(r["thread"])])
         widths.append(2.2 if bad else lay.line_width)
     if segs:
@@ -474,7 +477,10 @@ def draw_access_map(
         "line = the reads of a thread that fed its write"
     ]
     if lay.epochs_shown < lay.epochs_total:
-        notes.append(f"shared memory: the first {lay.epochs_shown} of {lay.epochs_total} barrier intervals")
+        notes.append(
+            f"shared memory: {lay.epochs_shown} of {lay.epochs_total} barrier intervals "
+            f"(the first {MAX_EPOCHS - 1} and the last)"
+        )
     if lay.right_ids and lay.values:
         key.append("values: inputs before the launch, outputs after it (· = never written)")
     if notes:
