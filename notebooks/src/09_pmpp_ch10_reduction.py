@@ -175,7 +175,9 @@ print(f"kernel: {out[0]:.4f}   NumPy: {a.sum(dtype=np.float64):.4f}")
 #
 # - **A grid-stride loop** replaces "one segment per block": the grid is sized to fill the GPU (a
 #   few blocks per SM), and each block walks the input in steps of the whole grid. Any grid covers
-#   any `n`, and the number of atomics is the number of blocks, not `n / 2048`.
+#   any `n`, and the number of atomics is the number of blocks, not `n / 2048`. A full round of
+#   `COARSE` loads has no bounds test: a load inside an `if` waits for the one before it, while
+#   unconditional loads are all in flight at once. Only the last few elements are loaded one by one.
 # - **Warp shuffles** replace the last steps of the tree. `cuda.shfl_down_sync(mask, v, d)` gives
 #   each lane the value `v` of the lane `d` places above it, register to register, with no shared
 #   memory and no barrier: the lanes of a warp execute it together. Five shuffles sum a warp.

@@ -35,7 +35,7 @@ TPB = ch11.TPB                  # 16 threads per block (and Kogge-Stone section)
 BK_SECTION = ch11.BK_SECTION    # 2 * TPB: a Brent-Kung block scans twice its thread count
 COARSE = ch11.COARSE            # 4 elements per thread in the three-phase scan
 THREE_SECTION = ch11.THREE_SECTION
-ITEMS = ch11.ITEMS              # look-back: rows of blockDim elements per tile
+ITEMS = ch11.ITEMS              # look-back: rows of 32 elements per warp
 LB_TILE = ch11.LB_TILE
 FULL_MASK = ch11.FULL_MASK
 
@@ -229,9 +229,12 @@ puzzles.check("ch11_domino", domino_scan)
 # The fix (Merrill and Garland's single-pass scan) is to publish **two** things: a tile's own total
 # as soon as it has scanned its tile (flag 1), and later its inclusive running total (flag 2). A
 # block looks back: it adds the own totals of flag-1 predecessors until it meets a flag-2 one, then
-# stops. Nobody waits for a long chain. The block scan inside uses warp shuffles
-# (`shfl_up_sync`) rather than a shared-memory tree, and each thread handles `ITEMS` elements, so
-# that a block's tile is large and the look-back is rare.
+# stops. Nobody waits for a long chain. The first warp looks back 32 tiles at a time (lane `k` reads
+# tile `tile - 1 - k`; a ballot finds the nearest flag-2 tile and a shuffle sum adds what counts), so
+# a long look-back costs a few round trips to memory, not one per tile. The block scan inside uses
+# warp shuffles (`shfl_up_sync`) rather than a shared-memory tree: each warp scans its own `ITEMS`
+# rows of 32 elements, kept in registers and loaded all at once, with a single barrier before the
+# warps' totals are combined. The tile is large, so the look-back is rare.
 
 # %% [markdown] statement:ch11_lookback
 
