@@ -410,6 +410,20 @@ def test_specialize_recompiles_with_new_constants():
     assert ch05.TILE == 8                               # the module's own kernel is untouched
 
 
+def test_prefetch_kernel_uses_128_bit_shared_loads():
+    from numba import types
+    arr = types.float32[:, :]
+    sig = (arr, arr, arr, types.int64, types.int64, types.int64)
+    big = ch05.specialize(ch05.prefetch_matmul_kernel, **ch05.regtile_constants(128, 128, 8, 8, 8))
+    ptx, _ = cuda.compile_ptx(big.py_func, sig, cc=(9, 0))
+    # per k step: 2 + 2 vector reads of the tiles feed 64 multiply-adds; nothing in local memory, no f64
+    assert ptx.count("ld.shared.v4.f32") >= 4 and "ld.shared.f32" not in ptx
+    assert "ld.local" not in ptx and ".f64" not in ptx
+    assert ptx.count("fma.rn.f32") >= 64
+    capped = ch05.specialize(ch05.prefetch_matmul_kernel, {"max_registers": 128})
+    assert capped.targetoptions["max_registers"] == 128
+
+
 def test_regtile_constants_reject_uneven_loads():
     with pytest.raises(AssertionError, match="whole shares"):
         ch05.regtile_constants(128, 128, 3, 8, 8)
