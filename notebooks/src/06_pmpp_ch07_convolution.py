@@ -161,10 +161,30 @@ for out_tile in (6, 14, 30):
 # which is why the simple kernels do well below.
 
 # %% [markdown]
+# ## Loads in flight: a sliding window in registers
+#
+# On a GPU the kernels above wait on their loads one at a time: each tap sits behind an `if`, so
+# the next load cannot start before the previous tap is added. This worked example slides a 3 x 3
+# window of registers down a column of `ROWS` outputs: each step loads only the three pixels of the
+# new bottom row, with clamped indices that are always safe, and zeroes ghost cells by multiplying
+# with 0. No branch separates the loads, so all of them are in flight together.
+
+# %% [markdown] statement:ch07_conv2d_register
+
+# %%
+ROWS = ch07.ROWS        # 3 output rows per thread (16 on the GPU benchmark)
+
+# %% kernel:ch07_conv2d_register
+
+# %%
+puzzles.check("ch07_conv2d_register", conv2d_register)
+
+# %% [markdown]
 # ## Measure it
 #
-# On a GPU: the four kernels on a 256 MiB image (32 x 8 blocks for the untiled ones, 32 x 32 for
-# the tiled ones), against a device-to-device copy of the same size measured in the same run.
+# On a GPU: the five kernels on a 256 MiB image (32 x 8 blocks for the untiled ones and the
+# register window, which covers 16 rows per thread; 32 x 32 for the tiled ones), against a
+# device-to-device copy of the same size measured in the same run.
 # The minimum traffic is the image read once and the output written once.
 
 # %%
