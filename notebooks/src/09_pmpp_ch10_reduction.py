@@ -203,7 +203,8 @@ puzzles.check("ch10_reduce_shuffle", reduce_shuffle)
 # read once; the ceiling is a device-to-device copy measured in the same run. The goal for the best
 # variant is 80% of the copy's bandwidth. On a CPU machine this cell says so and does nothing.
 # The benchmark launches the very kernels above, recompiled with GPU-sized constants
-# (`puzzles.bench.specialize`): 256 to 1024 threads per block, `COARSE = 8`.
+# (`puzzles.bench.specialize`): 256 to 1024 threads per block, `COARSE = 8`. Each timing is 20
+# launches back to back: one Numba launch costs the CPU about as long as this kernel runs on the GPU.
 
 # %%
 if bench.skip_reason():
