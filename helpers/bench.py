@@ -64,11 +64,14 @@ def _require_gpu():
         raise RuntimeError(reason)
 
 
-def time_gpu(fn, *, warmup=3, reps=30) -> float:
-    """Median seconds of one `fn()` call, measured with CUDA events on the default stream.
+def time_gpu(fn, *, warmup=3, reps=15, batch=10) -> float:
+    """Median seconds per `fn()` call: CUDA events around `batch` back-to-back calls, `reps` times.
 
     `fn` launches work (a kernel, a copy) and returns without synchronising.
-    The warm-up calls also compile Numba kernels on their first launch.
+    The warm-up calls also compile Numba kernels on their first launch. Timing a
+    batch keeps the GPU busy while Python launches the next call, as in a real
+    pipeline; one call between two events would count the host's launch overhead
+    (tens of microseconds in Numba) as GPU time.
     """
     _require_gpu()
     from numba import cuda
@@ -79,10 +82,11 @@ def time_gpu(fn, *, warmup=3, reps=30) -> float:
     times = []
     for _ in range(reps):
         start.record()
-        fn()
+        for _ in range(batch):
+            fn()
         end.record()
         end.synchronize()
-        times.append(cuda.event_elapsed_time(start, end) / 1e3)
+        times.append(cuda.event_elapsed_time(start, end) / 1e3 / batch)
     return statistics.median(times)
 
 
