@@ -11,9 +11,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from helpers.sim.trace import ATOMIC, READ, WRITE, Trace, WarpAccess
+from helpers.sim.trace import (  # noqa: F401  (sectors, ideal_sectors: part of this module's API)
+    ATOMIC,
+    READ,
+    SECTOR_BYTES,
+    WRITE,
+    Trace,
+    WarpAccess,
+    ideal_sectors,
+    sectors,
+)
 
-SECTOR_BYTES = 32  # DRAM/L2 transaction granularity on every GPU since Pascal
 NUM_BANKS = 32  # shared memory: 32 banks, each 4 bytes wide
 BANK_BYTES = 4
 
@@ -226,20 +234,6 @@ def sample(n: int, limit: int, must=()) -> list:
 
 
 # ---------------------------------------------------------------- coalescing
-
-
-def sectors(indices, itemsize: int) -> np.ndarray:
-    """The distinct 32-byte sectors that elements `indices` of an array (32-byte aligned) fall in."""
-    idx = np.asarray(indices, np.int64)
-    first = idx * itemsize // SECTOR_BYTES
-    last = (idx * itemsize + itemsize - 1) // SECTOR_BYTES
-    return np.unique(np.concatenate([first, last]))
-
-
-def ideal_sectors(indices, itemsize: int) -> int:
-    """The fewest sectors that could carry the distinct elements requested."""
-    n = len(np.unique(np.asarray(indices)))
-    return -(-n * itemsize // SECTOR_BYTES)
 
 
 @dataclass(frozen=True)
