@@ -250,7 +250,9 @@ puzzles.check("ch11_lookback", lookback_scan)
 # (512 threads, 16 elements each) scan 256 MiB of floats, after each is checked against NumPy on
 # fresh data with several block shapes. The bytes counted are the minimum: the input read once and
 # the output written once. The goal for the look-back scan is 60% of the device copy measured in the
-# same run. On a CPU machine this cell says so and does nothing.
+# same run. Flags and ticket counter are zeroed by a tiny kernel before every single-pass launch:
+# two host-issued device-to-device copies instead cost more than doubled the look-back's time on an
+# H200. On a CPU machine this cell says so and does nothing.
 
 # %%
 if bench.skip_reason():
