@@ -26,6 +26,7 @@ NUM_BINS = 64
 BIN_WIDTH = 16
 MAX_VALUE = NUM_BINS * BIN_WIDTH
 CFACTOR = 4         # contiguous coarsening: elements per thread
+UNROLL = 4          # unrolled: loads in flight per thread per trip
 
 
 @cuda.jit
@@ -136,25 +137,24 @@ def hist_aggregated(hist, data, n):
 @cuda.jit
 def hist_unrolled(hist, data, n):
     hist_s = cuda.shared.array(NUM_BINS, int32)
+    v = cuda.local.array(UNROLL, int32)     # registers: the loops over UNROLL unroll
     t = cuda.threadIdx.x
     for b in range(t, NUM_BINS, cuda.blockDim.x):
         hist_s[b] = 0
     cuda.syncthreads()
     stride = cuda.gridsize(1)
-    # Four independent loads per trip, all issued before the first atomic waits on one:
-    # four times the bytes in flight per thread of the plain grid-stride loop.
-    for i in range(cuda.grid(1), n, 4 * stride):
-        v0 = data[i]
-        v1 = data[i + stride] if i + stride < n else -1
-        v2 = data[i + 2 * stride] if i + 2 * stride < n else -1
-        v3 = data[i + 3 * stride] if i + 3 * stride < n else -1
-        cuda.atomic.add(hist_s, v0 // BIN_WIDTH, 1)
-        if v1 >= 0:
-            cuda.atomic.add(hist_s, v1 // BIN_WIDTH, 1)
-        if v2 >= 0:
-            cuda.atomic.add(hist_s, v2 // BIN_WIDTH, 1)
-        if v3 >= 0:
-            cuda.atomic.add(hist_s, v3 // BIN_WIDTH, 1)
+    # UNROLL independent loads per trip, all issued before the first atomic waits on one:
+    # UNROLL times the bytes in flight per thread of the plain grid-stride loop.
+    for i in range(cuda.grid(1), n, UNROLL * stride):
+        if i + (UNROLL - 1) * stride < n:
+            for k in range(UNROLL):         # a whole trip: no bounds tests between the loads
+                v[k] = data[i + k * stride]
+            for k in range(UNROLL):
+                cuda.atomic.add(hist_s, v[k] // BIN_WIDTH, 1)
+        else:
+            for k in range(UNROLL):
+                if i + k * stride < n:
+                    cuda.atomic.add(hist_s, data[i + k * stride] // BIN_WIDTH, 1)
     cuda.syncthreads()
     for b in range(t, NUM_BINS, cuda.blockDim.x):
         count = hist_s[b]
@@ -267,8 +267,9 @@ UNROLLED = """\
 **Coarsening for memory-level parallelism** (a worked example, written for the GPU). In the
 interleaved loop each thread loads one element and then waits for it before its atomic: one
 element in flight per thread, too few bytes in flight to keep a modern GPU's memory busy. This
-version loads four elements (a whole trip of the loop, `stride` apart so each load stays
-coalesced) before the first atomic needs any of them.""" + _COMMON + _FLUSH
+version loads `UNROLL = 4` elements (a whole trip of the loop, `stride` apart so each load stays
+coalesced) before the first atomic needs any of them; only the last, partial trip tests each
+index.""" + _COMMON + _FLUSH
 
 _PRIVATE = Budget(global_atomics_per_block=NUM_BINS, shared_bytes=NUM_BINS * 4)
 
@@ -304,7 +305,7 @@ PUZZLES = [
            hints=("Two registers: the bin of the current run (start with -1: no bin) and its length.",
                   "On a change of bin, add the finished run (if any) and start a new one of length 1.",
                   "After the loop the last run is still unflushed.")),
-    Puzzle(name="ch09_hist_unrolled", title="Histogram, four loads in flight", statement=UNROLLED,
+    Puzzle(name="ch09_hist_unrolled", title="Histogram, UNROLL loads in flight", statement=UNROLLED,
            signature=("hist", "data", "n"), outputs=("hist",), spec=spec, cases=cases_interleaved,
            reference=hist_unrolled, zeroed=("hist",), budget=_PRIVATE, chapter="pmpp-09"),
 ]
@@ -314,6 +315,8 @@ PUZZLES = [
 
 GPU_BLOCK = 256
 GPU_CFACTOR = 32
+GPU_UNROLL = 8            # unrolled: eight loads in flight per thread on the GPU
+GPU_UNROLL_BLOCK = 1024  # ... in blocks of 1024, two per SM: a quarter of the blocks merging bins
 
 
 def _blocks_to_fill():
@@ -326,6 +329,7 @@ def variants(block=GPU_BLOCK, blocks=None):
 
     `blocks`: the grid of the grid-stride kernels (default: enough to fill the GPU)."""
     contiguous = retile(hist_coarse_contiguous, CFACTOR=GPU_CFACTOR)
+    unrolled = retile(hist_unrolled, UNROLL=GPU_UNROLL)
 
     def one_each(kernel):
         def launch(hist, priv, data):
@@ -346,13 +350,18 @@ def variants(block=GPU_BLOCK, blocks=None):
             kernel[blocks or _blocks_to_fill(), block](hist, data, data.shape[0])
         return launch
 
+    def launch_unrolled(hist, priv, data):
+        # as many threads per SM as the 256-thread grids, in a quarter of the blocks
+        grid = max(1, (blocks or _blocks_to_fill()) * block // GPU_UNROLL_BLOCK)
+        unrolled[grid, GPU_UNROLL_BLOCK](hist, data, data.shape[0])
+
     return {"ch09_hist_atomic": (one_each(hist_atomic), True),
             "ch09_hist_private_global": (launch_global, True),
             "ch09_hist_private_shared": (one_each(hist_private_shared), False),
             "ch09_hist_coarse_contiguous": (launch_contiguous, False),
             "ch09_hist_coarse_interleaved": (strided(hist_coarse_interleaved), False),
             "ch09_hist_aggregated": (strided(hist_aggregated), False),
-            "ch09_hist_unrolled": (strided(hist_unrolled), False)}
+            "ch09_hist_unrolled": (launch_unrolled, False)}
 
 
 def validate_variants(sizes=(1_000_003, 4099), block=GPU_BLOCK, blocks=None, seed=1):

@@ -27,6 +27,7 @@ from puzzles import pmpp_ch09_histogram as ch09
 NUM_BINS = ch09.NUM_BINS      # 64
 BIN_WIDTH = ch09.BIN_WIDTH    # 16
 CFACTOR = ch09.CFACTOR        # 4: elements per thread in the contiguous kernel
+UNROLL = ch09.UNROLL          # 4: loads in flight per thread in the unrolled kernel
 print(f"{NUM_BINS} bins of {BIN_WIDTH} values, values in [0, {ch09.MAX_VALUE})")
 
 # %% [markdown]
@@ -143,8 +144,9 @@ puzzles.check("ch09_hist_aggregated", hist_aggregated)
 #
 # A GPU hides the ~1 microsecond of memory latency by having many loads in flight at once. In the
 # interleaved loop, a thread issues one load and then waits for it, because the atomic needs the
-# value: one element in flight per thread. The last version issues a whole trip's four loads before
-# the first atomic, four times the bytes in flight for the same threads. (This is also why the data
+# value: one element in flight per thread. The last version issues a whole trip's `UNROLL` loads
+# (4 here, 8 on the GPU) before the first atomic, that many times the bytes in flight for the same
+# threads. (This is also why the data
 # here are int32: one-byte elements would need packing four to a load to get the same effect.)
 
 # %% [markdown] statement:ch09_hist_unrolled
