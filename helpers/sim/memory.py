@@ -23,7 +23,7 @@ _SPACE_WORDS = {
 
 
 class Storage:
-    __slots__ = ("run", "data", "shape", "aid", "name", "space", "init", "readonly", "w", "r",
+    __slots__ = ("run", "data", "shape", "aid", "name", "space", "init", "readonly", "acc", "rd", "wr",
                  "cross_block", "checked")
 
     def __init__(self, run, data, aid, name, space, *, initialised=True, readonly=False,
@@ -32,12 +32,14 @@ class Storage:
         self.data = data.reshape(-1)     # a flat view: writes land in `data`
         self.shape = data.shape
         self.aid = aid
+        self.rd, self.wr = 4 * aid + READ, 4 * aid + WRITE   # trace records: array and kind in one
         self.name = name
         self.space = space
         self.init = None if initialised else bytearray(data.size)
         self.readonly = readonly
-        self.w = {}                      # flat index -> (actor, atomic) of the last write
-        self.r = {}                      # flat index -> (last reader actor, an earlier other reader)
+        # flat index -> [last writer actor, was it atomic, last reader actor, an earlier other reader]
+        # (one dict and a mutable list: the race check is one lookup per access)
+        self.acc = {}
         self.cross_block = cross_block   # global memory: accesses from different blocks conflict
         self.checked = run.races and space != "local"   # local arrays are private: no races
 
@@ -157,25 +159,34 @@ class SimArray:
         run = st.run
         if st.init is not None and not st.init[flat]:
             raise self._uninit(idx, 1)
-        t = run.cur
+        c = run.cur.actor
         if st.checked:
-            c = t.actor
-            w = st.w.get(flat)
-            if w is not None and w[0] is not c and _unordered(w[0], c, st.cross_block):
-                raise run.race(st, flat, idx, "reads", w[0], "wrote" if not w[1] else "atomically updated", 1)
-            r = st.r.get(flat)
-            if r is None:
-                st.r[flat] = (c, None)
-            elif r[0][4] != c[4] or r[0][0] != c[0]:
-                st.r[flat] = (c, r[0])
-            elif r[0] is not c:
-                st.r[flat] = (c, r[1])
+            s = st.acc.get(flat)
+            if s is None:
+                st.acc[flat] = [None, False, c, None]
+            else:
+                w = s[0]
+                # inlined _unordered(w, c): the common case (ordered by a barrier) costs a few compares
+                if w is not None and w is not c and (
+                        (w[0] != c[0] and st.cross_block)
+                        or (w[0] == c[0] and w[1] == c[1] and w[4] != c[4]
+                            and (w[2] != c[2] or w[3] == c[3]))):
+                    raise run.race(st, flat, idx, "reads", w,
+                                   "wrote" if not s[1] else "atomically updated", 1)
+                r = s[2]
+                if r is None:
+                    s[2] = c
+                elif r[4] != c[4] or r[0] != c[0]:
+                    s[3] = r
+                    s[2] = c
+                elif r is not c:
+                    s[2] = c
         run.steps += 1
         if run.steps > run.max_steps:
             run.step()
         if run.tracing:
             f = sys._getframe(1)
-            run.rec.append((t.b, t.t, st.aid, flat, READ, t.epoch, f.f_code, f.f_lasti))
+            run.rec.append((c, st.rd, flat, f.f_code, f.f_lasti))
         return st.data[flat]
 
     def __setitem__(self, idx, value):
@@ -190,40 +201,78 @@ class SimArray:
             flat = self._locate(idx, 1)
             if type(flat) is SimArray:
                 raise Unsupported(f"assigning to a slice of `{self.st.name}`: write elements one by one")
-        self._write(flat, idx, WRITE, 1)
         st = self.st
+        run = st.run
+        c = run.cur.actor
+        if st.readonly:
+            raise self._readonly(idx, 1)
+        if st.checked:
+            s = st.acc.get(flat)
+            if s is None:
+                st.acc[flat] = [c, False, None, None]
+            else:
+                w = s[0]
+                if w is not None and w is not c and (
+                        (w[0] != c[0] and st.cross_block)
+                        or (w[0] == c[0] and w[1] == c[1] and w[4] != c[4]
+                            and (w[2] != c[2] or w[3] == c[3]))):
+                    raise run.race(st, flat, idx, "writes", w,
+                                   "wrote" if not s[1] else "atomically updated", 1)
+                r = s[2]
+                if r is not None:
+                    if r is not c and _unordered(r, c, st.cross_block):
+                        raise run.race(st, flat, idx, "writes", r, "read", 1)
+                    r = s[3]
+                    if r is not None and _unordered(r, c, st.cross_block):
+                        raise run.race(st, flat, idx, "writes", r, "read", 1)
+                s[0] = c
+                s[1] = False
+        if st.init is not None:
+            st.init[flat] = 1
+        run.steps += 1
+        if run.steps > run.max_steps:
+            run.step()
+        if run.tracing:
+            f = sys._getframe(1)
+            run.rec.append((c, st.wr, flat, f.f_code, f.f_lasti))
         try:
             st.data[flat] = value
         except (TypeError, ValueError) as e:
-            raise st.run.error(Unsupported, f"cannot store {value!r} in `{st.name}` ({st.data.dtype}): {e}",
-                               1, array=st.name, index=idx) from None
+            raise run.error(Unsupported, f"cannot store {value!r} in `{st.name}` ({st.data.dtype}): {e}",
+                            1, array=st.name, index=idx) from None
 
-    def _write(self, flat, idx, kind, depth):
+    def _readonly(self, idx, depth):
         st = self.st
-        run = st.run
-        t = run.cur
-        if st.readonly:
-            what = "a constant array" if st.space == "const" else "an input"
-            raise run.error(ReadOnlyWrite, f"wrote `{st.name}`[{_fmt(idx)}], which is {what}: the kernel "
+        what = "a constant array" if st.space == "const" else "an input"
+        return st.run.error(ReadOnlyWrite, f"wrote `{st.name}`[{_fmt(idx)}], which is {what}: the kernel "
                             "must not change it (the checker compares against the original values)",
                             depth + 1, array=st.name, index=idx)
+
+    def _write(self, flat, idx, kind, depth):
+        """The checks and record of a write (atomics; plain stores inline this in __setitem__)."""
+        st = self.st
+        run = st.run
+        c = run.cur.actor
+        if st.readonly:
+            raise self._readonly(idx, depth + 1)
         if st.checked:
-            c = t.actor
             atomic = kind == ATOMIC
-            w = st.w.get(flat)
-            if w is not None and not (atomic and w[1]) and _unordered(w[0], c, st.cross_block):
+            s = st.acc.get(flat)
+            if s is None:
+                s = st.acc[flat] = [None, False, None, None]
+            w = s[0]
+            if w is not None and not (atomic and s[1]) and _unordered(w, c, st.cross_block):
                 verb = "atomically updates" if atomic else "writes"
-                raise run.race(st, flat, idx, verb, w[0], "wrote" if not w[1] else "atomically updated",
+                raise run.race(st, flat, idx, verb, w, "wrote" if not s[1] else "atomically updated",
                                depth + 1)
-            r = st.r.get(flat)
-            if r is not None:
-                for other in r:
-                    if other is not None and _unordered(other, c, st.cross_block):
-                        raise run.race(st, flat, idx, "writes" if not atomic else "atomically updates",
-                                       other, "read", depth + 1)
-            if atomic and w is not None and not w[1] and w[0] == c:
+            for other in (s[2], s[3]):
+                if other is not None and _unordered(other, c, st.cross_block):
+                    raise run.race(st, flat, idx, "writes" if not atomic else "atomically updates",
+                                   other, "read", depth + 1)
+            if atomic and w is not None and not s[1] and w == c:
                 atomic = False    # this thread's own plain write stays visible to later racers
-            st.w[flat] = (c, atomic)
+            s[0] = c
+            s[1] = atomic
         if st.init is not None:
             st.init[flat] = 1
         run.steps += 1
@@ -231,7 +280,7 @@ class SimArray:
             run.step()
         if run.tracing:
             f = sys._getframe(depth + 1)
-            run.rec.append((t.b, t.t, st.aid, flat, kind, t.epoch, f.f_code, f.f_lasti))
+            run.rec.append((c, 4 * st.aid + kind, flat, f.f_code, f.f_lasti))
 
     def _uninit(self, idx, depth):
         st = self.st

@@ -10,12 +10,14 @@ from __future__ import annotations
 import bisect
 import ctypes
 import dis
+import gc
 import linecache
 import re
 import sys
 import threading
 from functools import partial
 from itertools import chain
+from operator import itemgetter
 
 import numpy as np
 from greenlet import greenlet
@@ -34,9 +36,9 @@ _SIM_PREFIX = __name__.rsplit(".", 1)[0]
 class Dim3(tuple):
     """(x, y, z) that also answers .x, .y, .z, like Numba's."""
     __slots__ = ()
-    x = property(lambda s: s[0])
-    y = property(lambda s: s[1])
-    z = property(lambda s: s[2])
+    x = property(itemgetter(0))     # C-level getters: kernels read threadIdx.x on every line
+    y = property(itemgetter(1))
+    z = property(itemgetter(2))
 
     def __new__(cls, v):
         if isinstance(v, (int, np.integer)):
@@ -300,6 +302,17 @@ class Run:
         self.steps += 1
         if self.steps > self.max_steps:
             self.step()
+        # _yield, inlined: the next thread is almost always the next one and already started
+        threads = self.threads
+        i = t.t + 1
+        if i < len(threads):
+            nxt = threads[i]
+            if nxt.state == RUN and nxt.g:
+                self.cur = nxt
+                api = self.api
+                api.threadIdx, api.laneid = nxt.tidx, nxt.lane
+                nxt.g.switch()
+                return t.result
         self._yield(t)
         return t.result
 
@@ -447,7 +460,14 @@ class Run:
                     at = None
                     break
             if at is not None:
-                self._release(at)
+                if threads[0].wait[0] == "syncthreads":   # plain barrier: no predicate to combine
+                    for th in at:
+                        th.result = None
+                        th.state = RUN
+                        th.epoch = e = th.epoch + 1
+                        th.actor = (th.b, e, th.warp, th.wepoch, th.t)
+                else:
+                    self._release(at)
                 return
         at = [th for th in threads if th.state == BAR]
         done = [th for th in threads if th.state == DONE]
@@ -548,7 +568,7 @@ class Run:
                 if last.g.dead:
                     last.state = DONE
                 i = last.t + 1
-            if all(th.state == DONE for th in threads):
+            if threads[-1].state == DONE and all(th.state == DONE for th in threads):
                 return
             if self.warp_pending:
                 self.warp_pending = False
@@ -573,6 +593,10 @@ class Run:
         if timer:
             timer.daemon = True
             timer.start()
+        # the launch allocates millions of small objects (records, actors) and no cycles worth
+        # collecting before it ends: the cyclic collector would only rescan them, over and over
+        gc_was = gc.isenabled()
+        gc.disable()
         try:
             for b in self.order:
                 self._run_block(b)
@@ -584,6 +608,8 @@ class Run:
             err.trace = self.trace()
             raise
         finally:
+            if gc_was:
+                gc.enable()
             if timer:
                 with lock:
                     finished[0] = True
@@ -602,17 +628,29 @@ class Run:
         acc = np.zeros(n, ACCESS_DTYPE)
         sites, lines, canon = [], {}, {}
         if n:
-            # records are raw tuples (block, thread, array, index, kind, epoch, code, lasti)
-            flat = np.fromiter(chain.from_iterable(rec), dtype=object, count=8 * n).reshape(n, 8)
-            for k, name in enumerate(("block", "thread", "array", "index", "kind", "epoch")):
-                acc[name] = flat[:, k].astype(np.int64)
-            codes, lastis = flat[:, 6], flat[:, 7].astype(np.int64)
-            _, cinv = np.unique(np.fromiter(map(id, codes), dtype=np.int64, count=n), return_inverse=True)
+            # records are raw tuples (actor, 4 * array + kind, index, code, lasti), actor being the
+            # thread's (block, epoch, warp, warp epoch, thread) at the time of the access; read column
+            # by column (no object arrays: building and freeing them cost more than the rest together)
+            def col(k):
+                return np.fromiter(map(itemgetter(k), rec), dtype=np.int64, count=n)
+            # many accesses share one actor tuple (a thread's, until its next barrier): unpack each once
+            actor_ids = np.fromiter(map(id, map(itemgetter(0), rec)), dtype=np.int64, count=n)
+            _, afirst, ainv = np.unique(actor_ids, return_index=True, return_inverse=True)
+            actors = np.fromiter(chain.from_iterable(rec[i][0] for i in afirst.tolist()), dtype=np.int64,
+                                 count=5 * len(afirst)).reshape(-1, 5)[ainv.reshape(-1)]
+            block, epoch, thread = actors[:, 0], actors[:, 1], actors[:, 4]
+            acc["block"], acc["epoch"], acc["thread"] = block, epoch, thread
+            ak = col(1)
+            acc["array"], acc["kind"] = ak >> 2, ak & 3
+            acc["index"] = col(2)
+            lastis = col(4)
+            code_ids = np.fromiter(map(id, map(itemgetter(3), rec)), dtype=np.int64, count=n)
+            _, cinv = np.unique(code_ids, return_inverse=True)
             _, first, inv = np.unique((cinv.astype(np.int64) << 32) | lastis, return_index=True,
                                       return_inverse=True)
             site_of = np.empty(len(first), np.int32)
             for j in np.argsort(first):          # sites numbered in order of first use
-                code, lasti = codes[first[j]], int(lastis[first[j]])
+                code, lasti = rec[first[j]][3], int(lastis[first[j]])
                 ck = canon_site(code, lasti)     # one site per instruction, however Python reports it
                 if ck in canon:
                     site_of[j] = canon[ck]
@@ -624,14 +662,18 @@ class Run:
                 line = lines[code].get(ck[1], code.co_firstlineno)
                 text = linecache.getline(code.co_filename, line).strip()
                 sites.append(Site(len(sites), code.co_filename, line, text))
-            acc["site"] = site_of[inv.reshape(-1)]
-        if len(acc):
+            site = site_of[inv.reshape(-1)]
+            acc["site"] = site
             # occ: rank of each access among the same thread's accesses at the same site and epoch
-            order = np.lexsort((np.arange(len(acc)), acc["site"], acc["epoch"], acc["thread"], acc["block"]))
-            k = acc[order]
-            key = np.stack([k["block"], k["thread"], k["epoch"], k["site"]], axis=1)
-            new_group = np.r_[True, np.any(key[1:] != key[:-1], axis=1)]
-            idx = np.arange(len(k))
+            # (lexsort is stable: equal keys stay in execution order)
+            order = np.lexsort((site, epoch, thread, block))
+            new_group = np.empty(n, bool)
+            new_group[0] = True
+            ks = [k[order] for k in (block, thread, epoch, site)]
+            np.not_equal(ks[0][1:], ks[0][:-1], out=new_group[1:])
+            for k in ks[1:]:
+                new_group[1:] |= k[1:] != k[:-1]
+            idx = np.arange(n)
             start = np.maximum.accumulate(np.where(new_group, idx, 0))
             acc["occ"][order] = idx - start
         after = {name: a.st.data.reshape(a.st.shape).copy() for name, a in zip(self.params, self.kargs)
