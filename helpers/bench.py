@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import types
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,6 +89,29 @@ def time_gpu(fn, *, warmup=3, reps=15, batch=10) -> float:
         end.synchronize()
         times.append(cuda.event_elapsed_time(start, end) / 1e3 / batch)
     return statistics.median(times)
+
+
+def specialize(kernel, device_functions=(), jit_options=None, **constants):
+    """The same kernel compiled with other values for its module constants (e.g. TILE=32).
+
+    The puzzles size shared memory with small module constants so the simulator stays fast; Numba
+    freezes the globals a kernel reads at compile time, so a copy of the Python function with a
+    modified globals dict is a new kernel: the code the harness checked, at GPU sizes. Device
+    functions it calls are recompiled against the same globals; `jit_options` go to `cuda.jit`
+    (e.g. `{"max_registers": 128}`).
+    """
+    from numba import cuda
+    root = getattr(kernel, "py_func", kernel)
+    g = dict(root.__globals__)
+    g.update(constants)
+
+    def copy(f):
+        return types.FunctionType(f.__code__, g, f.__name__, f.__defaults__, f.__closure__)
+
+    for dev in device_functions:
+        f = getattr(dev, "py_func", dev)
+        g[f.__name__] = cuda.jit(device=True)(copy(f))
+    return cuda.jit(**(jit_options or {}))(copy(root))
 
 
 def copy_ceiling(nbytes=1 << 30) -> Measurement:

@@ -16,24 +16,8 @@ import importlib
 import pkgutil
 import sys
 import traceback
-import types
 
 from numba import cuda
-
-
-def specialize(kernel, device_functions=(), **constants):
-    """Recompile `kernel` (and the device functions it calls) with module constants replaced.
-
-    The puzzles size shared memory with small module constants (TPB = 8) so that the simulator
-    stays fast; the GPU needs the same code with larger ones. Same bytecode, other globals.
-    """
-    glb = dict(kernel.py_func.__globals__)
-    glb.update(constants)
-    for dev in device_functions:
-        f = dev.py_func
-        glb[f.__name__] = cuda.jit(device=True)(types.FunctionType(f.__code__, glb, f.__name__))
-    f = kernel.py_func
-    return cuda.jit(types.FunctionType(f.__code__, glb, f.__name__))
 
 
 def chapter_modules(only=()):

@@ -9,12 +9,12 @@ The puzzles use small tiles so the simulator stays quick; `benchmark` recompiles
 with the tile sizes a real GPU wants (`specialize`).
 """
 import math
-import types
 
 import numpy as np
 from numba import cuda, float32, uint32
 
 from helpers import bench
+from helpers.bench import specialize
 from helpers.puzzle import Budget, Case, Puzzle
 from puzzles.pmpp_ch03_grids import matmul_kernel, spec_matmul
 
@@ -234,20 +234,6 @@ def prefetch_matmul_kernel(p, m, n, rows, inner, cols):
                 p[r, c] = acc[i, j]
 
 
-def specialize(kernel, jit_options=None, **constants):
-    """The same kernel compiled with other values for its module constants (e.g. TILE=32).
-
-    Numba freezes the globals a kernel reads at compile time, so a copy of the Python function with
-    a modified globals dict gives a new, independently compiled kernel. `jit_options` go to
-    `cuda.jit` (e.g. `{"max_registers": 128}`).
-    """
-    f = kernel.py_func
-    g = dict(f.__globals__)
-    g.update(constants)
-    copy = types.FunctionType(f.__code__, g, f.__name__, f.__defaults__, f.__closure__)
-    return cuda.jit(**(jit_options or {}))(copy)
-
-
 # ---------------------------------------------------------------------------- cases
 
 SHAPES = ((9, 21, 13), (4, 17, 3), (20, 5, 11), (1, 30, 10), (17, 12, 10))   # rows, inner, cols
@@ -425,7 +411,7 @@ def _launchers():
 
     def regtile(bm, bn, bk, tm, tn, kernel=regtile_matmul_kernel, jit_options=None):
         consts = regtile_constants(bm, bn, bk, tm, tn)
-        kernel = specialize(kernel, jit_options, **consts)
+        kernel = specialize(kernel, jit_options=jit_options, **consts)
 
         def launch(p, m, n, rows, inner, cols):
             kernel[grid_for(rows, cols, bm, bn), (consts["TX"], consts["TY"])](p, m, n, rows, inner, cols)

@@ -12,12 +12,12 @@ a warp touches memory is the whole story:
 (TILE = 32, ROWS = 8); the puzzles use small tiles so the simulator is quick.
 """
 import math
-import types
 
 import numpy as np
 from numba import cuda, float32
 
 from helpers import bench
+from helpers.bench import specialize
 from helpers.puzzle import Budget, Case, Puzzle
 
 TILE = 8            # a block handles a TILE x TILE tile (32 in the GPU benchmark)
@@ -159,22 +159,13 @@ PUZZLES = [
 
 # ---------------------------------------------------------------------------- GPU benchmark
 
-def retile(kernel, **consts):
-    """A fresh `@cuda.jit` kernel with the same code and some module constants replaced
-    (Numba freezes globals such as TILE at compile time)."""
-    f = getattr(kernel, "py_func", kernel)
-    g = dict(f.__globals__)
-    g.update(consts)
-    return cuda.jit(types.FunctionType(f.__code__, g, f.__name__, f.__defaults__, f.__closure__))
-
-
 GPU_TILE, GPU_ROWS = 32, 8
 
 
 def variants(tile=GPU_TILE, rows=GPU_ROWS):
     """name -> launch(out, a): the three kernels with GPU tile sizes."""
     c = {"TILE": tile, "TILE_P": tile + 1, "ROWS": rows}
-    naive, tiled, coarse = (retile(k, **c) for k in (transpose_naive, transpose_tiled, transpose_coarse))
+    naive, tiled, coarse = (specialize(k, **c) for k in (transpose_naive, transpose_tiled, transpose_coarse))
 
     def launcher(kernel, block):
         def launch(out, a):

@@ -18,8 +18,8 @@ import numpy as np
 from numba import cuda, float32
 
 from helpers import bench
+from helpers.bench import specialize
 from helpers.puzzle import Budget, Case, Puzzle
-from puzzles.pmpp_ch06_performance import retile
 
 R = 1                   # filter radius
 FW = 2 * R + 1          # filter width
@@ -312,9 +312,9 @@ GPU_ROWS = 16
 
 def variants():
     """name -> launch(out, a, f): the four kernels with GPU tile sizes."""
-    tiled_in = retile(conv2d_tiled_in, IN_TILE=GPU_TILE, OUT_TILE=GPU_TILE - 2 * R)
-    cached = retile(conv2d_tiled_cached, TILE=GPU_TILE)
-    register = retile(conv2d_register, ROWS=GPU_ROWS)
+    tiled_in = specialize(conv2d_tiled_in, IN_TILE=GPU_TILE, OUT_TILE=GPU_TILE - 2 * R)
+    cached = specialize(conv2d_tiled_cached, TILE=GPU_TILE)
+    register = specialize(conv2d_register, ROWS=GPU_ROWS)
 
     def flat(kernel, with_f):
         def launch(out, a, f):

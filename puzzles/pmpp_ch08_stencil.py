@@ -16,8 +16,8 @@ import numpy as np
 from numba import cuda, float32
 
 from helpers import bench
+from helpers.bench import specialize
 from helpers.puzzle import Budget, Case, Puzzle
-from puzzles.pmpp_ch06_performance import retile
 
 # Seven distinct coefficients, so a neighbour taken from the wrong side shows up.
 # float32 so the kernel computes in float32 (a Python float would promote every term to float64).
@@ -276,9 +276,9 @@ GPU_PLANE_TILE, GPU_Z_STEPS = 32, 32    # coarse/register: 32 x 32 threads, 32 p
 
 def variants():
     """name -> launch(out, a): the four kernels with GPU tile sizes."""
-    shared = retile(stencil_shared, IN_TILE=GPU_SHARED_TILE, OUT_TILE=GPU_SHARED_TILE - 2)
+    shared = specialize(stencil_shared, IN_TILE=GPU_SHARED_TILE, OUT_TILE=GPU_SHARED_TILE - 2)
     c = {"IN_TILE": GPU_PLANE_TILE, "OUT_TILE": GPU_PLANE_TILE - 2, "Z_STEPS": GPU_Z_STEPS}
-    coarse, register = retile(stencil_coarse, **c), retile(stencil_register, **c)
+    coarse, register = specialize(stencil_coarse, **c), specialize(stencil_register, **c)
 
     def launch_basic(out, a):
         nz, ny, nx = a.shape

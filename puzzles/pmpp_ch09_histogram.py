@@ -19,8 +19,8 @@ import numpy as np
 from numba import cuda, int32
 
 from helpers import bench
+from helpers.bench import specialize
 from helpers.puzzle import Budget, Case, Puzzle
-from puzzles.pmpp_ch06_performance import retile
 
 NUM_BINS = 64
 BIN_WIDTH = 16
@@ -328,8 +328,8 @@ def variants(block=GPU_BLOCK, blocks=None):
     """name -> (launch(hist, priv, data), slow): the kernels with GPU launch sizes.
 
     `blocks`: the grid of the grid-stride kernels (default: enough to fill the GPU)."""
-    contiguous = retile(hist_coarse_contiguous, CFACTOR=GPU_CFACTOR)
-    unrolled = retile(hist_unrolled, UNROLL=GPU_UNROLL)
+    contiguous = specialize(hist_coarse_contiguous, CFACTOR=GPU_CFACTOR)
+    unrolled = specialize(hist_unrolled, UNROLL=GPU_UNROLL)
 
     def one_each(kernel):
         def launch(hist, priv, data):

@@ -615,16 +615,6 @@ running total is there), so no block waits on a whole chain of predecessors.""",
 GOAL = {"ceiling": "copy", "fraction": 0.6, "best": "ch11_lookback"}
 
 
-# launches per timing: a Numba launch costs the CPU tens of microseconds, so one launch alone would
-# partly time Python; back to back, the GPU queue hides all but the first launch's
-BACK_TO_BACK = 10
-
-
-def _repeat(fn, times):
-    for _ in range(times):
-        fn()
-
-
 def _bench_data(rng, n):
     # small integers as floats: every partial sum is exact in float32, so any order of summation agrees
     return rng.integers(-8, 9, n).astype(np.float32)
@@ -658,7 +648,7 @@ def _single_pass(kernel, section, tpb, out, a, two_sums=False):
 def benchmark(scale: float = 1.0):
     """Validate, then time, the full-length scans. Bytes: input read once, output written once."""
     from helpers import bench
-    from puzzles.bench import specialize
+    from helpers.bench import specialize
     rng = np.random.default_rng(11)
     ks = specialize(scan_blocks, TPB=1024)
     add = specialize(add_block_sums, TPB=1024)
@@ -692,18 +682,17 @@ def benchmark(scale: float = 1.0):
 
     plan = hierarchical_plan(n, ks, add, 1024)        # buffers allocated once, outside the timing
     bench.validate("ch11_hierarchical", plan(d_a).copy_to_host(), expected, rtol=0, atol=0)
-    seconds = bench.time_gpu(lambda: _repeat(lambda: plan(d_a), BACK_TO_BACK)) / BACK_TO_BACK
+    seconds = bench.time_gpu(lambda: plan(d_a))
     rows.append(bench.Measurement("ch11_hierarchical", seconds, bytes=nbytes))
     # the reset kernel (flags and counter, a few KiB) is part of every single-pass launch
-    runs = [("ch11_domino", domino, 1024, 1024, 5, 1)]
-    runs += [("ch11_lookback", kern, tpb * items, tpb, 30, BACK_TO_BACK)
-             for (tpb, items), kern in lookback.items()]
+    runs = [("ch11_domino", domino, 1024, 1024, 5)]
+    runs += [("ch11_lookback", kern, tpb * items, tpb, 30) for (tpb, items), kern in lookback.items()]
     best = {}
-    for name, kern, section, tpb, reps, times in runs:
+    for name, kern, section, tpb, reps in runs:
         launch = _single_pass(kern, section, tpb, out, d_a, two_sums=name == "ch11_lookback")
         launch()
         bench.validate(f"{name} ({tpb} threads)", out.copy_to_host(), expected, rtol=0, atol=0)
-        seconds = bench.time_gpu(lambda launch=launch, times=times: _repeat(launch, times), reps=reps) / times
+        seconds = bench.time_gpu(launch, reps=reps)
         best[name] = min(seconds, best.get(name, seconds))
     # one row per variant: its best block shape
     rows += [bench.Measurement(name, s, bytes=nbytes) for name, s in best.items()]

@@ -402,7 +402,7 @@ def _merge_inputs(rng, m, n):
 def benchmark(scale: float = 1.0):
     """Validate, then time, the merge kernels on the GPU. Bytes: A and B read once, C written once."""
     from helpers import bench
-    from puzzles.bench import specialize
+    from helpers.bench import specialize
     rng = np.random.default_rng(12)
     dev = cuda.get_current_device()
     sms = dev.MULTIPROCESSOR_COUNT

@@ -420,7 +420,7 @@ def test_prefetch_kernel_uses_128_bit_shared_loads():
     assert ptx.count("ld.shared.v4.f32") >= 4 and "ld.shared.f32" not in ptx
     assert "ld.local" not in ptx and ".f64" not in ptx
     assert ptx.count("fma.rn.f32") >= 64
-    capped = ch05.specialize(ch05.prefetch_matmul_kernel, {"max_registers": 128})
+    capped = ch05.specialize(ch05.prefetch_matmul_kernel, jit_options={"max_registers": 128})
     assert capped.targetoptions["max_registers"] == 128
 
 

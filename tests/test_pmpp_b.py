@@ -467,7 +467,7 @@ def sim_engine():
 
 
 def test_benchmark_variants_on_sim(sim_engine):
-    """The GPU versions (32-wide tiles, retiled constants, GPU launch shapes) compute the right thing."""
+    """The GPU versions (32-wide tiles, specialised constants, GPU launch shapes) compute the right thing."""
     from puzzles import pmpp_ch06_performance as c6
     from puzzles import pmpp_ch07_convolution as c7
     from puzzles import pmpp_ch08_stencil as c8
@@ -487,7 +487,7 @@ def test_benchmark_without_gpu():
             importlib.import_module(f"puzzles.{m}").benchmark(scale=0.01)
 
 
-def test_retile_catches_wrong_variant(sim_engine):
+def test_validation_catches_wrong_variant(sim_engine):
     """The validation step names a broken variant."""
     from puzzles import pmpp_ch09_histogram as c9
     real = c9.variants

@@ -3,7 +3,7 @@
 Every variant passes the strict harness; every exercise stub raises NotSolvedYet; each exercise
 rejects at least two known-wrong kernels for the right reason; the host-side hierarchical scan
 is right on the simulator; the benchmark kernels (the same code recompiled with GPU-sized
-constants by puzzles.bench.specialize) are right on the simulator at small sizes; and
+constants by helpers.bench.specialize) are right on the simulator at small sizes; and
 `python -m puzzles.bench` skips cleanly without a GPU.
 """
 import importlib.util
@@ -19,6 +19,7 @@ from numba import cuda
 
 import puzzles
 from helpers import sim
+from helpers.bench import specialize
 from helpers.check import KernelDiagnosed, NotSolvedYet, OverBudget, WrongAnswer
 from helpers.sim.errors import (
     BarrierDivergence,
@@ -31,7 +32,6 @@ from helpers.sim.errors import (
 from puzzles import pmpp_ch10_reduction as ch10
 from puzzles import pmpp_ch11_scan as ch11
 from puzzles import pmpp_ch12_merge as ch12
-from puzzles.bench import specialize
 from puzzles.pmpp_ch12_merge import co_rank, merge_sequential
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -203,8 +203,9 @@ puzzles.check("ch10_reduce_shuffle", reduce_shuffle)
 # read once; the ceiling is a device-to-device copy measured in the same run. The goal for the best
 # variant is 80% of the copy's bandwidth. On a CPU machine this cell says so and does nothing.
 # The benchmark launches the very kernels above, recompiled with GPU-sized constants
-# (`puzzles.bench.specialize`): 256 to 1024 threads per block, `COARSE = 8`. Each timing is 20
-# launches back to back: one Numba launch costs the CPU about as long as this kernel runs on the GPU.
+# (`helpers.bench.specialize`): 256 to 1024 threads per block, `COARSE = 8`. Each timing covers a
+# batch of launches back to back: one Numba launch costs the CPU about as long as this kernel runs on
+# the GPU, and in a batch the GPU's queue hides that.
 
 # %%
 if bench.skip_reason():
