@@ -4,7 +4,7 @@
     helpers.setup()            # pick the engine (GPU if present, else the simulator) and say which
     helpers.use("sim")         # force the simulator (or "gpu", "auto"); env var MP_ENGINE does the same
 """
-from .engine import current, gpu_present, use
+from .engine import STATE, current, gpu_present, use
 
 __version__ = "0.1.0"
 
@@ -14,11 +14,40 @@ def setup(engine: str | None = None) -> str:
     import os
     import warnings
 
-    from .engine import LOW_OCCUPANCY_WARNING, banner
+    from .engine import LOW_OCCUPANCY_WARNING
+
     warnings.filterwarnings("ignore", message=LOW_OCCUPANCY_WARNING)
     use(engine or os.environ.get("MP_ENGINE", "auto"))
     print(banner())
     return current()
 
 
-__all__ = ["setup", "use", "current", "gpu_present", "__version__"]
+def banner() -> str:
+    """Two lines: which engine runs kernels, and the numba / numba-cuda versions and PTX check."""
+    import numba
+    import numba_cuda
+
+    from . import ptx
+
+    eng = current()
+    if eng == "gpu":
+        from numba import cuda
+
+        dev = cuda.get_current_device()
+        name = dev.name.decode() if isinstance(dev.name, bytes) else dev.name
+        major, minor = dev.compute_capability
+        where = f"the real GPU: {name} (compute capability {major}.{minor})"
+    else:
+        where = "the CPU simulator (helpers.sim)" + ("" if gpu_present() else ": no CUDA GPU found here")
+    check = (
+        "each check also compiles your kernel for a T4 (sm_75) with real Numba"
+        if ptx.available()
+        else "PTX compile check unavailable (NVVM not installed)"
+    )
+    return (
+        f"Kernels launched with kernel[blocks, threads](...) run on {where}.\n"
+        f"numba {numba.__version__}, numba-cuda {numba_cuda.__version__}; {check}."
+    )
+
+
+__all__ = ["STATE", "banner", "setup", "use", "current", "gpu_present", "__version__"]

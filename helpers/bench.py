@@ -17,7 +17,6 @@ functions are plain Python and run anywhere.
 """
 from __future__ import annotations
 
-import os
 import statistics
 import types
 from dataclasses import dataclass
@@ -45,17 +44,20 @@ class Measurement:
 # ---------------------------------------------------------------------------- GPU side
 
 def skip_reason() -> str | None:
-    """None where timing can run (a real CUDA GPU and the GPU engine), else one line saying why not."""
-    engine = os.environ.get("MP_ENGINE", "").strip().lower()
-    if engine == "sim":
-        return "Engine forced to the simulator (MP_ENGINE=sim): timing skipped."
+    """None where timing can run (a real CUDA GPU and the GPU engine), else one line saying why not.
+
+    Asks the engine state (helpers.engine.STATE): `helpers.use("sim")` skips timing as MP_ENGINE=sim does."""
+    from . import engine
+
     try:
-        from numba import cuda
+        from numba import cuda  # noqa: F401
     except ImportError:
         return "numba-cuda is not installed: timing skipped."
     # is_available() swallows driver errors itself and answers False
-    if not cuda.is_available():
-        return "No CUDA GPU here: timing skipped."
+    if not engine.gpu_present():
+        return "No CUDA GPU here (kernels run on the simulator): timing skipped."
+    if engine.current() == "sim":
+        return "Engine set to the simulator (helpers.use('sim') or MP_ENGINE=sim): timing skipped."
     return None
 
 

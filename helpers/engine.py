@@ -1,120 +1,167 @@
-"""Which engine runs `kernel[blocks, threads](...)` in a notebook cell.
+"""Which engine runs `kernel[blocks, threads](...)` in a notebook cell: one object everyone asks.
 
-`auto` (the default) picks the real GPU where numba-cuda finds one and the
-simulator otherwise. Override with the environment variable MP_ENGINE=sim|gpu|auto
-or `helpers.use("sim")`. The simulator engine patches numba-cuda's launch and
-host-array functions; `use("gpu")` puts them back.
+`auto` (the default) picks the real GPU where numba-cuda finds one and the simulator otherwise.
+Override with the environment variable MP_ENGINE=sim|gpu|auto or `helpers.use("sim")`. The
+simulator engine patches numba-cuda's launch and host-array functions; `use("gpu")` puts them back.
+Code that must reach the real GPU whatever notebook cells use (the GPU stage of `check`, timing)
+asks `STATE.real(name)` for numba-cuda's own function.
 """
+
 from __future__ import annotations
 
 import os
+import sys
+import types
+from typing import Any, Callable
 
 # puzzle-sized grids are small on purpose; Numba's low-occupancy warning is noise for them
 LOW_OCCUPANCY_WARNING = r"Grid size \d+ will likely result in GPU under-utilization"
 
-_ENGINE = None
-_SAVED: dict = {}
-_GPU = None
+_PATCHED = ("to_device", "device_array", "device_array_like", "synchronize")
+
+
+class EngineState:
+    """The engine in use, whether a GPU is present, and numba-cuda's real functions while the
+    simulator has replaced them. Tests may set `gpu` (True/False) to pretend."""
+
+    def __init__(self) -> None:
+        self.name: str | None = None  # "sim" or "gpu" once chosen
+        self.gpu: bool | None = None  # cached answer of gpu_present()
+        self.saved: dict[str, Any] = {}  # numba-cuda's own functions, while patched
+
+    def gpu_present(self) -> bool:
+        """True when numba-cuda sees a usable CUDA GPU (cached)."""
+        if self.gpu is None:
+            try:
+                from numba import cuda
+
+                self.gpu = bool(cuda.is_available())
+            except Exception:
+                self.gpu = False
+        return self.gpu
+
+    def current(self) -> str:
+        if self.name is None:
+            self.use(os.environ.get("MP_ENGINE", "auto"))
+        return self.name
+
+    def use(self, name: str = "auto") -> str:
+        """Select the engine: "auto", "sim" or "gpu". Returns the engine now in use."""
+        name = name.lower()
+        if name not in ("auto", "sim", "gpu"):
+            raise ValueError(f"engine must be 'auto', 'sim' or 'gpu', not {name!r}")
+        if name == "auto":
+            name = "gpu" if self.gpu_present() else "sim"
+        if name == "gpu" and not self.gpu_present():
+            raise RuntimeError(
+                "engine 'gpu' asked for, but numba-cuda finds no CUDA GPU here "
+                "(on Colab: Runtime > Change runtime type > T4 GPU)"
+            )
+        self._unpatch()
+        if name == "sim":
+            self._patch()
+        self.name = name
+        return name
+
+    def real(self, name: str) -> Callable:
+        """numba-cuda's own `cuda.<name>` (to_device, device_array, synchronize...), patched or not."""
+        if name in self.saved:
+            return self.saved[name]
+        import numba.cuda as cuda
+
+        return getattr(cuda, name)
+
+    def real_getitem(self) -> Callable:
+        """numba-cuda's own `CUDADispatcher.__getitem__` (the launch configuration)."""
+        if "getitem" in self.saved:
+            return self.saved["getitem"]
+        from numba.cuda.dispatcher import CUDADispatcher
+
+        return CUDADispatcher.__getitem__
+
+    def _patch(self) -> None:
+        import numba.cuda as cuda
+        from numba.cuda.dispatcher import CUDADispatcher
+
+        from .sim import host
+
+        self.saved["getitem"] = CUDADispatcher.__getitem__
+        CUDADispatcher.__getitem__ = lambda self, config: _SimLaunch(self, config)
+        for name in _PATCHED:
+            self.saved[name] = getattr(cuda, name)
+        cuda.to_device = host.to_device
+        cuda.device_array = host.device_array
+        cuda.device_array_like = host.device_array_like
+        cuda.synchronize = lambda: None
+
+    def _unpatch(self) -> None:
+        if not self.saved:
+            return
+        import numba.cuda as cuda
+        from numba.cuda.dispatcher import CUDADispatcher
+
+        CUDADispatcher.__getitem__ = self.saved.pop("getitem")
+        for name in list(self.saved):
+            setattr(cuda, name, self.saved.pop(name))
+
+
+STATE = EngineState()
 
 
 def gpu_present() -> bool:
     """True when numba-cuda sees a usable CUDA GPU (cached)."""
-    global _GPU
-    if _GPU is None:
-        try:
-            from numba import cuda
-            _GPU = bool(cuda.is_available())
-        except Exception:
-            _GPU = False
-    return _GPU
+    return STATE.gpu_present()
 
 
 def current() -> str:
-    if _ENGINE is None:
-        use(os.environ.get("MP_ENGINE", "auto"))
-    return _ENGINE
+    """The engine in use: "sim" or "gpu" (chosen from MP_ENGINE on first call)."""
+    return STATE.current()
 
 
 def use(name: str = "auto") -> str:
     """Select the engine: "auto", "sim" or "gpu". Returns the engine now in use."""
-    global _ENGINE
-    name = name.lower()
-    if name not in ("auto", "sim", "gpu"):
-        raise ValueError(f"engine must be 'auto', 'sim' or 'gpu', not {name!r}")
-    if name == "auto":
-        name = "gpu" if gpu_present() else "sim"
-    if name == "gpu" and not gpu_present():
-        raise RuntimeError("engine 'gpu' asked for, but numba-cuda finds no CUDA GPU here "
-                           "(on Colab: Runtime > Change runtime type > T4 GPU)")
-    _unpatch()
-    if name == "sim":
-        _patch()
-    _ENGINE = name
-    return name
+    return STATE.use(name)
 
 
-def gpu_launch(kernel, grid, block, args, shared_bytes=0):
+def gpu_launch(kernel, grid, block, args, shared_bytes: int = 0):
     """Launch on the real GPU, whatever engine notebook cells use."""
-    from numba.cuda.dispatcher import CUDADispatcher
-    getitem = _SAVED.get("getitem", CUDADispatcher.__getitem__)
-    return getitem(kernel, (grid, block, 0, shared_bytes))(*args)
+    return STATE.real_getitem()(kernel, (grid, block, 0, shared_bytes))(*args)
 
 
 class _SimLaunch:
     def __init__(self, kernel, config):
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
-            raise ValueError("launch as kernel[blocks, threads] or kernel[blocks, threads, stream, "
-                             f"shared_bytes], got kernel[{config!r}]")
+            raise ValueError(
+                "launch as kernel[blocks, threads] or kernel[blocks, threads, stream, "
+                f"shared_bytes], got kernel[{config!r}]"
+            )
         self.kernel = kernel
         self.grid, self.block = config[0], config[1]
         self.shared_bytes = int(config[3]) if len(config) == 4 else 0
 
     def __call__(self, *args):
         from . import sim
-        sim.last = sim.launch(self.kernel, self.grid, self.block, args, shared_bytes=self.shared_bytes,
-                              trace=sim.config.trace)
+
+        sim.last = sim.launch(
+            self.kernel, self.grid, self.block, args, shared_bytes=self.shared_bytes, trace=sim.config.trace
+        )
 
 
-def _patch():
-    import numba.cuda as cuda
-    from numba.cuda.dispatcher import CUDADispatcher
-
-    from .sim import host
-    _SAVED["getitem"] = CUDADispatcher.__getitem__
-    CUDADispatcher.__getitem__ = lambda self, config: _SimLaunch(self, config)
-    for name in ("to_device", "device_array", "device_array_like", "synchronize"):
-        _SAVED[name] = getattr(cuda, name)
-    cuda.to_device = host.to_device
-    cuda.device_array = host.device_array
-    cuda.device_array_like = host.device_array_like
-    cuda.synchronize = lambda: None
+def _unpatch() -> None:
+    """Put numba-cuda's own functions back (the engine name is left as it is)."""
+    STATE._unpatch()
 
 
-def _unpatch():
-    if not _SAVED:
-        return
-    import numba.cuda as cuda
-    from numba.cuda.dispatcher import CUDADispatcher
-    CUDADispatcher.__getitem__ = _SAVED.pop("getitem")
-    for name in list(_SAVED):
-        setattr(cuda, name, _SAVED.pop(name))
+class _Module(types.ModuleType):
+    """Keeps `engine._ENGINE` (read and assigned by older tests) a view of STATE.name."""
+
+    @property
+    def _ENGINE(self):
+        return STATE.name
+
+    @_ENGINE.setter
+    def _ENGINE(self, value):
+        STATE.name = value
 
 
-def banner() -> str:
-    import numba
-    import numba_cuda
-
-    from . import compile as ptx
-    eng = current()
-    if eng == "gpu":
-        from numba import cuda
-        dev = cuda.get_current_device()
-        name = dev.name.decode() if isinstance(dev.name, bytes) else dev.name
-        major, minor = dev.compute_capability
-        where = f"the real GPU: {name} (compute capability {major}.{minor})"
-    else:
-        where = "the CPU simulator (helpers.sim)" + ("" if gpu_present() else ": no CUDA GPU found here")
-    check = "each check also compiles your kernel for a T4 (sm_75) with real Numba" if ptx.available() else \
-        "PTX compile check unavailable (NVVM not installed)"
-    return (f"Kernels launched with kernel[blocks, threads](...) run on {where}.\n"
-            f"numba {numba.__version__}, numba-cuda {numba_cuda.__version__}; {check}.")
+sys.modules[__name__].__class__ = _Module

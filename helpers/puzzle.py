@@ -1,7 +1,9 @@
 """What a puzzle or exercise is: the data the harness needs, nothing more.
 
-Puzzle modules in `puzzles/` build `Puzzle` objects; `helpers.check` runs them.
+Exercise modules in `puzzles/` build `Puzzle` objects; `helpers.check` runs them and `helpers.viz`
+draws their runs. Nothing here calls either.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -11,22 +13,20 @@ from typing import Callable, Union
 
 import numpy as np
 
-Limit = Union[int, Callable[["Case"], int], None]
+from helpers.rules import Budget, Limit, Rule
 
-
-@dataclass(frozen=True)
-class Budget:
-    """Per-thread limits (None: unlimited), enforced from the trace on every case.
-
-    A limit may be a function of the case (e.g. tiled matmul: 2 reads per tile).
-    """
-    global_reads: Limit = None
-    global_writes: Limit = None
-    shared_reads: Limit = None
-    shared_writes: Limit = None
-    shared_bytes: Limit = None           # per block, static + dynamic
-    global_atomics_per_block: Limit = None
-    min_coalescing: float | None = None  # every source line's global accesses: ideal / moved sectors
+__all__ = [
+    "BEGIN",
+    "END",
+    "Budget",
+    "Case",
+    "Limit",
+    "Puzzle",
+    "Rule",
+    "RunRecord",
+    "make_stub",
+    "strip_markers",
+]
 
 
 @dataclass
@@ -37,14 +37,16 @@ class Case:
     arrays (shape and dtype matter; the harness poisons their contents), and
     scalars such as sizes.
     """
+
     grid: Union[int, tuple]
     block: Union[int, tuple]
     args: dict
-    shared_bytes: int = 0               # dynamic shared memory (4th launch parameter)
+    shared_bytes: int = 0  # dynamic shared memory (4th launch parameter)
 
     def launch_text(self) -> str:
         def dims(d):
             return str(d) if isinstance(d, int) else "(" + ", ".join(map(str, d)) + ")"
+
         extra = f", dynamic shared {self.shared_bytes} B" if self.shared_bytes else ""
         return f"kernel[{dims(self.grid)}, {dims(self.block)}]{extra}"
 
@@ -60,22 +62,36 @@ class Case:
 
 @dataclass
 class Puzzle:
-    name: str                       # short name: puzzles.check(name, kernel)
+    name: str  # short name: puzzles.check(name, kernel)
     title: str
-    statement: str                  # markdown, shown in the notebook
-    signature: tuple                # kernel parameters, in order: ("out", "a", "size")
-    outputs: tuple                  # the parameters the kernel writes: ("out",)
-    spec: Callable                  # NumPy truth: spec(**inputs and scalars) -> array, or dict per output
-    cases: Callable                 # cases(rng: np.random.Generator) -> list[Case]
-    reference: Callable             # the reference kernel, its solution between ### BEGIN/END SOLUTION
-    hints: tuple = ()               # progressive; none gives the answer away
+    statement: str  # markdown, shown in the notebook
+    signature: tuple = ()  # kernel parameters in order; left out, read from `reference`
+    outputs: tuple = ()  # the parameters the kernel writes: ("out",)
+    spec: Callable = None  # NumPy truth: spec(**inputs and scalars) -> array, or dict per output
+    cases: Callable = None  # cases(rng: np.random.Generator) -> list[Case]
+    reference: Callable = None  # the reference kernel, its solution between ### BEGIN/END SOLUTION
+    hints: tuple = ()  # progressive; none gives the answer away
     budget: Budget = field(default_factory=Budget)
-    zeroed: tuple = ()              # outputs that start at zero (atomics accumulate) instead of poison
-    scratch: tuple = ()             # work arrays (block sums, flags): passed zeroed, never compared
+    rules: tuple = ()  # extra rules (helpers.rules), checked after the budget's
+    zeroed: tuple = ()  # outputs that start at zero (atomics accumulate) instead of poison
+    scratch: tuple = ()  # work arrays (block sums, flags): passed zeroed, never compared
     cross_block_races: bool = True  # False only where blocks legitimately talk through global memory
-    rtol: float = 1e-5              # float tolerance (integer-valued data is compared exactly)
+    rtol: float = 1e-5  # float tolerance (integer-valued data is compared exactly)
     atol: float = 1e-5
-    chapter: str = ""               # "puzzles", "pmpp-05", ...
+    chapter: str = ""  # "puzzles", "pmpp-05", ...
+
+    def __post_init__(self):
+        missing = [f for f in ("outputs", "spec", "cases", "reference") if not getattr(self, f)]
+        if missing:
+            raise TypeError(f"Puzzle {self.name!r} needs {', '.join(missing)}")
+        if not self.signature:
+            fn = getattr(self.reference, "py_func", self.reference)
+            self.signature = tuple(inspect.signature(fn).parameters)
+
+    @property
+    def all_rules(self) -> tuple[Rule, ...]:
+        """The rule table of this puzzle: its budget's standard rules, then its own."""
+        return (*self.budget.rules(), *self.rules)
 
     @property
     def source(self) -> str:
@@ -86,16 +102,6 @@ class Puzzle:
     def stub(self) -> str:
         """The code a learner starts from: the reference with its solution cut out."""
         return make_stub(self.source)
-
-    def check(self, kernel, *, seed=None, gpu=None):
-        """Run every case; raise a PuzzleFailure subclass on any failure, return a Result."""
-        from helpers.check import check
-        return check(self, kernel, seed=seed, gpu=gpu)
-
-    def show(self, kernel, view="access", *, case=0, seed=0):
-        """Draw what `kernel` did on one case (see helpers.viz)."""
-        from helpers import viz
-        return viz.show(self, kernel, view=view, case=case, seed=seed)
 
     def hint(self, n: int = 1) -> str:
         """The first n hints, as text."""
@@ -110,20 +116,47 @@ _BLOCK = re.compile(r"^([ \t]*)" + BEGIN + r"[^\n]*\n(.*?)^[ \t]*" + END + r"[^\
 
 def strip_markers(source: str) -> str:
     """The solution version: marker lines removed, code kept."""
-    return "".join(line for line in source.splitlines(keepends=True)
-                   if line.strip() not in (BEGIN, END))
+    return "".join(line for line in source.splitlines(keepends=True) if line.strip() not in (BEGIN, END))
 
 
 def make_stub(source: str) -> str:
     """The learner version: each marked block becomes a FILL ME IN line (plus `pass`
     where the block was all the body there was, so the stub still compiles)."""
+
     def cut(m):
         indent, body = m.group(1), m.group(2)
         n = sum(1 for line in body.splitlines() if line.strip() and not line.strip().startswith("#"))
         return f"{indent}# FILL ME IN (roughly {n} line{'s' if n != 1 else ''})\n"
+
     stub = _BLOCK.sub(cut, source)
     try:
         compile(stub, "<stub>", "exec")
     except SyntaxError:
         stub = _BLOCK.sub(lambda m: cut(m) + m.group(1) + "pass\n", source)
     return stub
+
+
+@dataclass
+class RunRecord:
+    """What one simulator run of one case produced: the harness keeps it, the views draw it.
+
+    `launch` is the simulator's record (`.trace`, `.shared_bytes`) of a run that finished; when the
+    simulator diagnosed the kernel instead, `launch` is None and `diagnostic` holds the
+    `helpers.sim.errors.SimulatorError` (its `.trace` has the accesses up to the fault).
+    """
+
+    puzzle: Puzzle
+    kernel_name: str
+    case: Case
+    case_index: int
+    seed: int
+    launch: object = None
+    outputs: dict = field(default_factory=dict)
+    diagnostic: Exception | None = None
+
+    @property
+    def trace(self):
+        """The trace of the run (partial when the simulator stopped it), or None."""
+        if self.launch is not None:
+            return self.launch.trace
+        return getattr(self.diagnostic, "trace", None)

@@ -5,13 +5,14 @@ executed different sets of instructions took different paths through the kernel,
 those paths one after the other. `paths_per_warp` counts them from the trace.
 """
 import math
-from dataclasses import dataclass
 
 import numpy as np
 from numba import cuda
 
 from helpers import bench
+from helpers.metrics import lane_paths, paths_per_warp  # noqa: F401  (the chapter's measures)
 from helpers.puzzle import Budget, Case, Puzzle
+from helpers.rules import max_paths_per_warp
 
 CHAPTER = "pmpp-04"
 WARP = 32
@@ -98,92 +99,16 @@ def cases_parity(rng):
             for n, tpb in ((200, 64), (50, 64), (300, 128), (129, 64), (1000, 256))]
 
 
-def paths_per_warp(trace) -> np.ndarray:
-    """Distinct paths per warp, shape (blocks, warps per block).
-
-    A lane's path is the set of access instructions (source sites) it executed. Lanes that touched
-    no memory at all (threads past the end of the data) are left out: they idle, they do not add a
-    path of their own.
-    """
-    nwarps = math.ceil(trace.nthreads / WARP)
-    result = np.zeros((trace.nblocks, nwarps), np.int64)
-    acc = trace.acc
-    if len(acc) == 0:
-        return result
-    key = acc["block"].astype(np.int64) * trace.nthreads + acc["thread"]
-    sites = {}
-    for k, s in zip(key.tolist(), acc["site"].tolist()):
-        sites.setdefault(k, set()).add(s)
-    per_warp = {}
-    for k, s in sites.items():
-        block, thread = divmod(k, trace.nthreads)
-        per_warp.setdefault((block, thread // WARP), set()).add(frozenset(s))
-    for (block, w), paths in per_warp.items():
-        result[block, w] = len(paths)
-    return result
-
-
-def lane_paths(trace, block=0) -> np.ndarray:
-    """Path number of every thread of one block, shape (warps, 32); -1 for idle or absent lanes."""
-    nwarps = math.ceil(trace.nthreads / WARP)
-    grid = -np.ones((nwarps, WARP), np.int64)
-    rows = trace.select(block=block)
-    sites = {}
-    for t, s in zip(rows["thread"].tolist(), rows["site"].tolist()):
-        sites.setdefault(t, set()).add(s)
-    ids = {}
-    for t in sorted(sites):
-        grid[t // WARP, t % WARP] = ids.setdefault(frozenset(sites[t]), len(ids))
-    return grid
-
-
 def draw_paths(name, kernel, case=0, block=0, seed=0):
-    """One row per warp, one square per lane, coloured by the path it took (grey: idle)."""
-    import matplotlib.pyplot as plt
-    from matplotlib.colors import ListedColormap
+    """One row per warp, one square per lane, coloured by the path it took (grey: idle).
 
-    import puzzles
-    from helpers.check import run_case
+    The same picture as `puzzles.show(name, kernel, view="paths")`, for one case and seed."""
+    from helpers.check import run_once
+    from helpers.viz import paths_view
 
-    puzzle = puzzles.get(name)
-    c = puzzle.cases(np.random.default_rng(seed))[case]
-    launch, _ = run_case(puzzle, kernel, c, seed=seed, trace=True)
-    grid = lane_paths(launch.trace, block)
-    colours = ListedColormap(["0.85", "tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple"])
-    fig, ax = plt.subplots(figsize=(8, 0.45 * grid.shape[0] + 1.2))
-    ax.imshow(np.clip(grid + 1, 0, 5), cmap=colours, vmin=0, vmax=5, aspect="equal")
-    ax.set_xlabel("lane")
-    ax.set_ylabel("warp")
-    ax.set_yticks(range(grid.shape[0]))
-    counts = paths_per_warp(launch.trace)[block]
-    ax.set_title(f"{name}, block {block}: paths per warp {counts.tolist()}")
-    fig.tight_layout()
-    return fig
-
-
-@dataclass
-class DivergencePuzzle(Puzzle):
-    """A Puzzle that also bounds the number of distinct paths any warp takes (see paths_per_warp)."""
-    max_paths_per_warp: int = 1
-
-    def check(self, kernel, *, seed=None, gpu=None):
-        from helpers.check import OverBudget, run_case
-
-        result = super().check(kernel, seed=seed, gpu=gpu)
-        rng = np.random.default_rng(0 if seed is None else seed)
-        for i, case in enumerate(self.cases(rng)):
-            launch, _ = run_case(self, kernel, case, trace=True)
-            paths = paths_per_warp(launch.trace)
-            worst = int(paths.max())
-            if worst > self.max_paths_per_warp:
-                block, w = np.unravel_index(int(np.argmax(paths)), paths.shape)
-                raise OverBudget(
-                    f"case {i} ({case.launch_text()}): warp {int(w)} of block {int(block)} took "
-                    f"{worst} different paths through the kernel (budget: {self.max_paths_per_warp}). "
-                    "Its lanes disagreed at a branch, so the warp ran both sides one after the other.\n"
-                    f"See it: pmpp_ch04_architecture.draw_paths({self.name!r}, kernel, case={i})",
-                    "paths_per_warp", worst, self.max_paths_per_warp)
-        return result
+    puzzle = next(p for p in PUZZLES if p.name == name)
+    run = run_once(puzzle, kernel, case=case, seed=seed)
+    return paths_view(run.trace, block, title=name)
 
 
 PUZZLES = [
@@ -226,7 +151,7 @@ the path it took.""",
         budget=Budget(global_reads=1, global_writes=1),
         chapter=CHAPTER,
     ),
-    DivergencePuzzle(
+    Puzzle(
         name="ch04_warp_uniform",
         title="PMPP 4: Same result, one path per warp",
         statement="""\
@@ -248,7 +173,7 @@ path. Budget per thread: 1 global read, 1 global write.""",
         ),
         budget=Budget(global_reads=1, global_writes=1),
         chapter=CHAPTER,
-        max_paths_per_warp=1,
+        rules=(max_paths_per_warp(1),),
     ),
 ]
 

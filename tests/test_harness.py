@@ -9,8 +9,8 @@ from numba import cuda
 
 import puzzles
 from helpers import check
+from helpers.metrics import coalescing_by_line, ideal_sectors, sectors
 from helpers.puzzle import Budget, Case, Puzzle
-from helpers.sim.trace import coalescing_by_line, ideal_sectors, sectors
 
 
 def test_sector_arithmetic():

@@ -11,6 +11,7 @@ from numba import cuda, float32
 import puzzles
 from helpers import bench
 from helpers.check import KernelDiagnosed, NotSolvedYet, OverBudget, WrongAnswer
+from helpers.check import check as run_check
 from helpers.sim import errors
 from puzzles import pmpp_ch02_vector_add as ch02
 from puzzles import pmpp_ch03_grids as ch03
@@ -37,7 +38,7 @@ def test_ladders_and_exercises():
 
 @pytest.mark.parametrize("puzzle", ALL, ids=lambda p: p.name)
 def test_reference_passes(puzzle):
-    result = puzzle.check(puzzle.reference, seed=SEED)
+    result = run_check(puzzle, puzzle.reference, seed=SEED)
     assert repr(result).startswith(f"Passed: {puzzle.name}")
 
 
@@ -81,7 +82,7 @@ def _load_stub(puzzle, tmp_path):
 def test_stub_not_solved(puzzle, tmp_path):
     assert "# FILL ME IN" in puzzle.stub
     with pytest.raises(NotSolvedYet):
-        puzzle.check(_load_stub(puzzle, tmp_path), seed=SEED)
+        run_check(puzzle, _load_stub(puzzle, tmp_path), seed=SEED)
 
 
 # ---------------------------------------------------------------------------- known-wrong kernels

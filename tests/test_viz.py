@@ -3,6 +3,7 @@ and every view rendering for every registered puzzle's reference under Agg."""
 
 import io
 import time
+from types import SimpleNamespace
 
 import matplotlib
 import numba
@@ -12,7 +13,8 @@ from numba import cuda
 
 matplotlib.use("Agg")
 
-from helpers import sim, viz  # noqa: E402
+from helpers import rules, sim, viz  # noqa: E402
+from helpers.check import run_once  # noqa: E402
 from helpers.puzzle import Budget, Case, Puzzle  # noqa: E402
 from helpers.sim.trace import ACCESS_DTYPE, ATOMIC, READ, WRITE, ArrayInfo, Site, Trace  # noqa: E402
 from helpers.viz import analysis as an  # noqa: E402
@@ -117,13 +119,12 @@ def test_the_thread_over_budget_is_flagged():
         rows,
         nsites=2,
     )
-    limits = an.resolve_budget(Budget(global_reads=1, global_writes=1))
+    table = Budget(global_reads=1, global_writes=1).rules()
+    limits = rules.limits(table)
     assert limits == {"global_reads": 1, "global_writes": 1}
-    over = an.over_budget(an.thread_counts(tr), limits)
-    assert np.argwhere(over["global_reads"]).tolist() == [[1, 3]]
-    assert not over["global_writes"].any()
-    (worst,) = an.worst_overages(tr, limits)
-    assert (worst.key, worst.block, worst.thread, worst.value, worst.limit) == ("global_reads", 1, 3, 2, 1)
+    found = rules.first_broken(table, SimpleNamespace(trace=tr, shared_bytes=0), None)
+    assert (found.rule, found.count, found.limit, found.view) == ("global_reads", 2, 1, "counts")
+    assert "thread (3, 0, 0) of block (1, 0, 0) made 2 global reads" in found.message
     fig = viz.counts_view(tr, limits)
     render(fig)
     assert "1 thread over" in texts(fig) and "block 1, thread 3" in texts(fig)
@@ -131,15 +132,17 @@ def test_the_thread_over_budget_is_flagged():
 
 def test_budget_limits_may_depend_on_the_case():
     case = Case(grid=1, block=4, args={"size": 6})
-    assert an.resolve_budget(Budget(shared_reads=lambda c: c.args["size"] * 2), case) == {"shared_reads": 12}
+    table = Budget(shared_reads=lambda c: c.args["size"] * 2).rules()
+    assert rules.limits(table, case) == {"shared_reads": 12}
 
 
 def test_atomics_per_block_over_budget():
     rows = [(b, t, 0, 0, ATOMIC, 0, 0, 0) for b in range(3) for t in range(2 + b)]
     tr = make_trace((3, 1, 1), (4, 1, 1), [("hist", "global", (4,), "i4", "out")], rows)
     assert an.block_atomics(tr).tolist() == [2, 3, 4]
-    (w,) = an.worst_overages(tr, {"global_atomics_per_block": 3})
-    assert (w.block, w.value) == (2, 4)
+    found = rules.first_broken(Budget(global_atomics_per_block=3).rules(), SimpleNamespace(trace=tr), None)
+    assert (found.rule, found.count, found.limit) == ("global_atomics_per_block", 4, 3)
+    assert "block (2, 0, 0) made 4 atomic updates" in found.message
     render(viz.counts_view(tr, {"global_atomics_per_block": 3}))
 
 
@@ -322,9 +325,10 @@ def _puzzle_names():
 
 
 def test_show_rejects_an_unknown_view():
-    p = Puzzle("tiny", "Tiny", "", ("out", "a"), ("out",), lambda a: a, lambda rng: [], _neighbours)
+    import puzzles
+
     with pytest.raises(ValueError, match="coalescing"):
-        viz.show(p, _neighbours, view="heatmap")
+        puzzles.show("map", _neighbours, view="heatmap")
 
 
 def test_show_draws_the_diagnostic_instead_of_raising():
@@ -341,7 +345,9 @@ def test_show_draws_the_diagnostic_instead_of_raising():
         ],
         _off_by_one,
     )
-    fig = viz.show(p, _off_by_one, view="counts")
+    run = run_once(p, _off_by_one)
+    assert run.launch is None and type(run.diagnostic).__name__ == "OutOfBounds"
+    fig = viz.draw(run, view="counts")
     render(fig)
     assert "OutOfBounds" in texts(fig)
 
@@ -354,19 +360,21 @@ def test_every_view_renders_for_every_puzzle_reference(name):
     import puzzles
 
     p = puzzles.get(name)
-    trace, case = viz.trace_of(p, p.reference)  # one simulation, every view drawn from it
-    limits = an.resolve_budget(p.budget, case)
+    run = run_once(p, p.reference)  # one simulation, every view drawn from it
+    trace = run.trace
+    limits = rules.limits(p.all_rules, run.case)
     for fig in (
         viz.access_map(trace),
         viz.counts_view(trace, limits),
         viz.coalescing_view(trace),
         viz.banks_view(trace),
+        viz.paths_view(trace, title="paths"),
     ):
         render(fig, svg=False, dpi=50)
         assert fig.get_suptitle()
 
 
-@pytest.mark.parametrize("view", ["access", "counts", "coalescing", "banks"])
+@pytest.mark.parametrize("view", ["access", "counts", "coalescing", "banks", "paths"])
 def test_puzzles_show_draws_every_view(view):
     names = _puzzle_names()
     if not names:

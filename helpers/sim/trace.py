@@ -154,28 +154,3 @@ class Trace:
                        (r["thread"][s:e] % WARP_SIZE).astype(np.int32), r["index"][s:e].copy())
             for s, e in zip(starts, ends)
         ]
-
-
-def sectors(indices, itemsize: int) -> np.ndarray:
-    """The distinct 32-byte sectors that elements `indices` of an array (32-byte aligned) fall in."""
-    idx = np.asarray(indices, np.int64)
-    first = idx * itemsize // SECTOR_BYTES
-    last = (idx * itemsize + itemsize - 1) // SECTOR_BYTES
-    return np.unique(np.concatenate([first, last]))
-
-
-def ideal_sectors(indices, itemsize: int) -> int:
-    """The fewest sectors that could carry the distinct elements requested."""
-    n = len(np.unique(np.asarray(indices)))
-    return -(-n * itemsize // SECTOR_BYTES)
-
-
-def coalescing_by_line(trace: Trace) -> dict:
-    """(source line, array name) -> (sectors moved, fewest possible) over all warp-level global accesses."""
-    out: dict = {}
-    for w in trace.warp_accesses(space="global"):
-        size = trace.arrays[w.array].itemsize
-        key = (trace.sites[w.site].lineno, trace.arrays[w.array].name)
-        moved, ideal = out.get(key, (0, 0))
-        out[key] = (moved + len(sectors(w.indices, size)), ideal + ideal_sectors(w.indices, size))
-    return out

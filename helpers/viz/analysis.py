@@ -1,39 +1,35 @@
-"""The numbers behind the pictures, as pure functions of a `Trace` (no drawing here).
+"""What the access map needs beside the metrics: names of threads and blocks, read -> write edges,
+writers per cell, sampling. Pure functions of a `Trace` (no drawing here).
 
-Everything the views show is computed here first, so it can be tested on its own:
-per-thread counts against a budget, read -> write edges for the access map,
-32-byte sectors per warp access (coalescing) and shared-memory bank conflicts.
+Counts, coalescing and bank conflicts are `helpers.metrics` (re-exported here for the views); the
+limits they are held to are `helpers.rules`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from helpers.sim.trace import (  # noqa: F401  (sectors, ideal_sectors: part of this module's API)
-    ATOMIC,
-    READ,
-    SECTOR_BYTES,
-    WRITE,
-    Trace,
-    WarpAccess,
+from helpers.metrics import (  # noqa: F401  (the numbers the views draw; helpers.metrics computes them)
+    BANK_BYTES,
+    NUM_BANKS,
+    BankConflict,
+    Coalescing,
+    SiteSummary,
+    bank_conflicts,
+    bank_conflicts_by_site,
+    bank_words,
+    banks,
+    block_atomics,
+    coalescing,
+    coalescing_by_site,
+    conflict_degree,
     ideal_sectors,
+    line_of,
     sectors,
+    shared_bytes,
+    thread_counts,
 )
-
-NUM_BANKS = 32  # shared memory: 32 banks, each 4 bytes wide
-BANK_BYTES = 4
-
-COUNT_KEYS = ("global_reads", "global_writes", "shared_reads", "shared_writes")
-COUNT_LABELS = {
-    "global_reads": "global reads",
-    "global_writes": "global writes",
-    "shared_reads": "shared reads",
-    "shared_writes": "shared writes",
-    "global_atomics_per_block": "global atomics per block",
-    "shared_bytes": "shared bytes per block",
-}
+from helpers.sim.trace import ATOMIC, READ, SECTOR_BYTES, WRITE, Trace  # noqa: F401
 
 
 def thread_name(trace: Trace, t: int) -> str:
@@ -50,85 +46,6 @@ def block_name(trace: Trace, b: int) -> str:
     if trace.grid[1] == 1 and trace.grid[2] == 1:
         return f"block {x}"
     return f"block ({x},{y})" if trace.grid[2] == 1 else f"block ({x},{y},{z})"
-
-
-# ---------------------------------------------------------------- counts vs budget
-
-
-def thread_counts(trace: Trace) -> dict:
-    """Per-thread counts, each shaped (nblocks, nthreads). Atomics count as neither reads nor writes."""
-    return {
-        "global_reads": trace.counts(space="global", kind=READ),
-        "global_writes": trace.counts(space="global", kind=WRITE),
-        "shared_reads": trace.counts(space="shared", kind=READ),
-        "shared_writes": trace.counts(space="shared", kind=WRITE),
-    }
-
-
-def block_atomics(trace: Trace) -> np.ndarray:
-    """Global atomics issued by each block, shape (nblocks,)."""
-    return trace.counts(space="global", kind=ATOMIC).sum(axis=1)
-
-
-def shared_bytes(trace: Trace) -> int:
-    """Shared memory one block declared (every shared array of the trace, static and dynamic)."""
-    return sum(a.nbytes for a in trace.arrays if a.space == "shared")
-
-
-def resolve_budget(budget, case=None) -> dict:
-    """A `helpers.puzzle.Budget` (limits may be functions of the case) as {key: int}; None entries dropped."""
-    if budget is None:
-        return {}
-    if isinstance(budget, dict):
-        items = budget.items()
-    else:
-        items = ((k, getattr(budget, k)) for k in budget.__dataclass_fields__)
-    out = {}
-    for k, v in items:
-        if callable(v):
-            v = v(case)
-        if v is not None:
-            out[k] = int(v)
-    return out
-
-
-@dataclass(frozen=True)
-class Overage:
-    """The worst offender of one budget."""
-
-    key: str
-    block: int  # linear block id
-    thread: int  # linear thread id (-1 for per-block budgets)
-    value: int
-    limit: int
-
-
-def over_budget(counts: dict, limits: dict) -> dict:
-    """{key: boolean mask shaped like counts[key]} of threads over their limit (keys with a limit only)."""
-    return {k: counts[k] > limits[k] for k in counts if k in limits}
-
-
-def worst_overages(trace: Trace, limits: dict) -> list:
-    """One `Overage` per broken budget: the thread (or block) furthest over it, ties to the lowest id."""
-    found = []
-    counts = thread_counts(trace)
-    for k, mask in over_budget(counts, limits).items():
-        if mask.any():
-            flat = int(np.argmax(counts[k]))
-            b, t = divmod(flat, trace.nthreads)
-            found.append(Overage(k, b, t, int(counts[k][b, t]), limits[k]))
-    if "global_atomics_per_block" in limits:
-        per_block = block_atomics(trace)
-        if per_block.size and per_block.max() > limits["global_atomics_per_block"]:
-            b = int(np.argmax(per_block))
-            found.append(
-                Overage(
-                    "global_atomics_per_block", b, -1, int(per_block[b]), limits["global_atomics_per_block"]
-                )
-            )
-    if "shared_bytes" in limits and shared_bytes(trace) > limits["shared_bytes"]:
-        found.append(Overage("shared_bytes", 0, -1, shared_bytes(trace), limits["shared_bytes"]))
-    return found
 
 
 # ---------------------------------------------------------------- access map edges
@@ -231,123 +148,3 @@ def sample(n: int, limit: int, must=()) -> list:
     while len(picked) < limit:  # rounding can merge two picks
         picked.add(next(extra))
     return sorted(picked)
-
-
-# ---------------------------------------------------------------- coalescing
-
-
-@dataclass(frozen=True)
-class Coalescing:
-    """One warp-level global access: sectors it moved vs the fewest it could have."""
-
-    access: WarpAccess
-    sectors: int
-    ideal: int
-
-    @property
-    def efficiency(self) -> float:
-        return self.ideal / self.sectors if self.sectors else 1.0
-
-
-def coalescing(trace: Trace) -> list:
-    """A `Coalescing` per warp-level global access, in `Trace.warp_accesses` order."""
-    out = []
-    for w in trace.warp_accesses(space="global"):
-        size = trace.arrays[w.array].itemsize
-        out.append(Coalescing(w, len(sectors(w.indices, size)), ideal_sectors(w.indices, size)))
-    return out
-
-
-@dataclass(frozen=True)
-class SiteSummary:
-    """All warp accesses of one source line to one array of one kind, added up."""
-
-    site: int  # the first site of that line (for its text)
-    array: int
-    kind: int
-    count: int  # warp instructions
-    total: int  # sectors moved (coalescing) or passes (banks)
-    ideal: int  # the fewest possible
-    worst: int  # worst single instruction: sectors, or conflict degree
-
-    @property
-    def efficiency(self) -> float:
-        return self.ideal / self.total if self.total else 1.0
-
-
-def line_of(trace: Trace, site: int) -> tuple:
-    """(filename, line number) of a site: one source line may hold several access instructions."""
-    s = trace.sites[site] if 0 <= site < len(trace.sites) else None
-    return (s.filename, s.lineno) if s else ("", site)
-
-
-def _by_site(trace, items, value, ideal, worst) -> list:
-    groups: dict = {}
-    for it in items:
-        w = it.access
-        groups.setdefault((line_of(trace, w.site), w.array, w.kind), []).append(it)
-    out = [
-        SiteSummary(
-            min(i.access.site for i in g),
-            a,
-            k,
-            len(g),
-            sum(value(i) for i in g),
-            sum(ideal(i) for i in g),
-            max(worst(i) for i in g),
-        )
-        for (_, a, k), g in groups.items()
-    ]
-    return sorted(out, key=lambda s: (line_of(trace, s.site), s.kind, s.array))
-
-
-def coalescing_by_site(trace: Trace) -> list:
-    """One `SiteSummary` per (source line, array, read/write): sectors moved vs ideal."""
-    return _by_site(trace, coalescing(trace), lambda c: c.sectors, lambda c: c.ideal, lambda c: c.sectors)
-
-
-# ---------------------------------------------------------------- shared-memory banks
-
-
-def bank_words(indices, itemsize: int) -> np.ndarray:
-    """The 4-byte word each element starts in (element index * itemsize // 4)."""
-    return np.asarray(indices, np.int64) * itemsize // BANK_BYTES
-
-
-def banks(indices, itemsize: int) -> np.ndarray:
-    """Bank of each lane's element: (index * itemsize // 4) % 32."""
-    return bank_words(indices, itemsize) % NUM_BANKS
-
-
-def conflict_degree(indices, itemsize: int) -> int:
-    """Passes the warp access needs: the most distinct words any one bank must deliver.
-
-    Lanes reading the same word share one delivery (broadcast), so 1 means conflict-free.
-    """
-    words = np.unique(bank_words(indices, itemsize))
-    if words.size == 0:
-        return 0
-    return int(np.bincount(words % NUM_BANKS, minlength=NUM_BANKS).max())
-
-
-@dataclass(frozen=True)
-class BankConflict:
-    """One warp-level shared access with its bank conflict degree."""
-
-    access: WarpAccess
-    degree: int  # passes needed (1 = conflict-free)
-    banks: np.ndarray  # bank per lane, aligned with access.lanes
-
-
-def bank_conflicts(trace: Trace) -> list:
-    """A `BankConflict` per warp-level shared access, in `Trace.warp_accesses` order."""
-    out = []
-    for w in trace.warp_accesses(space="shared"):
-        size = trace.arrays[w.array].itemsize
-        out.append(BankConflict(w, conflict_degree(w.indices, size), banks(w.indices, size)))
-    return out
-
-
-def bank_conflicts_by_site(trace: Trace) -> list:
-    """One `SiteSummary` per (source line, shared array, kind): passes needed vs one pass each."""
-    return _by_site(trace, bank_conflicts(trace), lambda b: b.degree, lambda b: 1, lambda b: b.degree)

@@ -1,9 +1,13 @@
-"""Counts: how many global/shared reads and writes each thread made, against the budget."""
+"""Counts: how many global/shared reads and writes each thread made, against the budget.
+
+The panels are the per-thread and per-block rules of `helpers.rules` (the table the harness checks).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
+from helpers import rules as R
 from helpers.sim.trace import Trace
 from helpers.viz import analysis as an
 from helpers.viz import style
@@ -11,7 +15,7 @@ from helpers.viz import style
 BARS_UP_TO = 64  # beyond this many threads in all, draw filled steps instead of bars
 
 
-def _panel(ax, trace: Trace, key: str, values: np.ndarray, limit):
+def _panel(ax, trace: Trace, label: str, values: np.ndarray, limit):
     nb, nt = values.shape
     flat = values.reshape(-1)
     x = np.arange(flat.size)
@@ -57,7 +61,7 @@ def _panel(ax, trace: Trace, key: str, values: np.ndarray, limit):
     peak = int(flat.max()) if flat.size else 0
     who = int(np.argmax(flat)) if flat.size else 0
     b, t = divmod(who, nt)
-    head = f"{an.COUNT_LABELS[key]} per thread: max {peak}"
+    head = f"{label} per thread: max {peak}"
     if limit is None:
         head += " (no budget)"
     elif over.any():
@@ -85,17 +89,19 @@ def _panel(ax, trace: Trace, key: str, values: np.ndarray, limit):
 
 
 def counts_view(trace: Trace, limits: dict | None = None, *, title: str | None = None):
-    """Figure: per-thread global/shared reads/writes for every thread of every block; the budget
-    (a dict as from `analysis.resolve_budget`) as a dashed line, threads over it in vermillion."""
+    """Figure: per-thread global/shared reads/writes for every thread of every block; the limits
+    (a dict as from `helpers.rules.limits(puzzle.all_rules, case)`) as a dashed line, threads over
+    them in vermillion."""
     limits = limits or {}
-    counts = an.thread_counts(trace)
-    atomics = an.block_atomics(trace)
+    table = R.Budget().rules()
+    per_thread = [r for r in table if r.per == "thread" and r.values is not None]
+    atomics = next(r for r in table if r.name == "global_atomics_per_block").values(trace)
     show_atomics = bool(atomics.any()) or "global_atomics_per_block" in limits
     nrows = 3 if show_atomics else 2
     fig = style.new_figure(11, 2.4 * nrows + 0.8)
     axes = fig.subplots(nrows, 2, squeeze=False)
-    for ax, key in zip(axes.reshape(-1), an.COUNT_KEYS):
-        _panel(ax, trace, key, counts[key], limits.get(key))
+    for ax, rule in zip(axes.reshape(-1), per_thread):
+        _panel(ax, trace, rule.label, rule.values(trace), limits.get(rule.name))
     if show_atomics:
         ax = axes[2, 0]
         lim = limits.get("global_atomics_per_block")

@@ -1,0 +1,226 @@
+"""Numbers computed from a trace: per-thread counts, coalescing per source line, bank conflicts,
+paths per warp. Pure functions of a `helpers.sim.trace.Trace`, no drawing and no verdicts: the
+rules (helpers.rules) turn them into checks, the views (helpers.viz) into pictures.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from helpers.sim.trace import ATOMIC, READ, SECTOR_BYTES, WARP_SIZE, WRITE, Trace, WarpAccess
+
+NUM_BANKS = 32  # shared memory: 32 banks, each 4 bytes wide
+BANK_BYTES = 4
+
+# ---------------------------------------------------------------- counts
+
+
+def thread_counts(trace: Trace) -> dict[str, np.ndarray]:
+    """Per-thread counts, each shaped (nblocks, nthreads). Atomics count as neither reads nor writes."""
+    return {
+        "global_reads": trace.counts(space="global", kind=READ),
+        "global_writes": trace.counts(space="global", kind=WRITE),
+        "shared_reads": trace.counts(space="shared", kind=READ),
+        "shared_writes": trace.counts(space="shared", kind=WRITE),
+    }
+
+
+def block_atomics(trace: Trace) -> np.ndarray:
+    """Global atomics issued by each block, shape (nblocks,)."""
+    rows = trace.select(space="global", kind=ATOMIC)
+    return np.bincount(rows["block"], minlength=trace.nblocks)
+
+
+def shared_bytes(trace: Trace) -> int:
+    """Shared memory one block declared (every shared array of the trace, static and dynamic)."""
+    return sum(a.nbytes for a in trace.arrays if a.space == "shared")
+
+
+# ---------------------------------------------------------------- coalescing
+
+
+def sectors(indices, itemsize: int) -> np.ndarray:
+    """The distinct 32-byte sectors that elements `indices` of an array (32-byte aligned) fall in."""
+    idx = np.asarray(indices, np.int64)
+    first = idx * itemsize // SECTOR_BYTES
+    last = (idx * itemsize + itemsize - 1) // SECTOR_BYTES
+    return np.unique(np.concatenate([first, last]))
+
+
+def ideal_sectors(indices, itemsize: int) -> int:
+    """The fewest sectors that could carry the distinct elements requested."""
+    n = len(np.unique(np.asarray(indices)))
+    return -(-n * itemsize // SECTOR_BYTES)
+
+
+@dataclass(frozen=True)
+class Coalescing:
+    """One warp-level global access: sectors it moved vs the fewest it could have."""
+
+    access: WarpAccess
+    sectors: int
+    ideal: int
+
+    @property
+    def efficiency(self) -> float:
+        return self.ideal / self.sectors if self.sectors else 1.0
+
+
+def coalescing(trace: Trace) -> list[Coalescing]:
+    """A `Coalescing` per warp-level global access, in `Trace.warp_accesses` order."""
+    out = []
+    for w in trace.warp_accesses(space="global"):
+        size = trace.arrays[w.array].itemsize
+        out.append(Coalescing(w, len(sectors(w.indices, size)), ideal_sectors(w.indices, size)))
+    return out
+
+
+def coalescing_by_line(trace: Trace) -> dict[tuple[int, str], tuple[int, int]]:
+    """(source line, array name) -> (sectors moved, fewest possible) over all warp-level global accesses."""
+    out: dict = {}
+    for c in coalescing(trace):
+        w = c.access
+        key = (trace.sites[w.site].lineno, trace.arrays[w.array].name)
+        moved, ideal = out.get(key, (0, 0))
+        out[key] = (moved + c.sectors, ideal + c.ideal)
+    return out
+
+
+@dataclass(frozen=True)
+class SiteSummary:
+    """All warp accesses of one source line to one array of one kind, added up."""
+
+    site: int  # the first site of that line (for its text)
+    array: int
+    kind: int
+    count: int  # warp instructions
+    total: int  # sectors moved (coalescing) or passes (banks)
+    ideal: int  # the fewest possible
+    worst: int  # worst single instruction: sectors, or conflict degree
+
+    @property
+    def efficiency(self) -> float:
+        return self.ideal / self.total if self.total else 1.0
+
+
+def line_of(trace: Trace, site: int) -> tuple[str, int]:
+    """(filename, line number) of a site: one source line may hold several access instructions."""
+    s = trace.sites[site] if 0 <= site < len(trace.sites) else None
+    return (s.filename, s.lineno) if s else ("", site)
+
+
+def _by_site(trace, items, value, ideal, worst) -> list:
+    groups: dict = {}
+    for it in items:
+        w = it.access
+        groups.setdefault((line_of(trace, w.site), w.array, w.kind), []).append(it)
+    out = [
+        SiteSummary(
+            min(i.access.site for i in g),
+            a,
+            k,
+            len(g),
+            sum(value(i) for i in g),
+            sum(ideal(i) for i in g),
+            max(worst(i) for i in g),
+        )
+        for (_, a, k), g in groups.items()
+    ]
+    return sorted(out, key=lambda s: (line_of(trace, s.site), s.kind, s.array))
+
+
+def coalescing_by_site(trace: Trace) -> list[SiteSummary]:
+    """One `SiteSummary` per (source line, array, read/write): sectors moved vs ideal."""
+    return _by_site(trace, coalescing(trace), lambda c: c.sectors, lambda c: c.ideal, lambda c: c.sectors)
+
+
+# ---------------------------------------------------------------- shared-memory banks
+
+
+def bank_words(indices, itemsize: int) -> np.ndarray:
+    """The 4-byte word each element starts in (element index * itemsize // 4)."""
+    return np.asarray(indices, np.int64) * itemsize // BANK_BYTES
+
+
+def banks(indices, itemsize: int) -> np.ndarray:
+    """Bank of each lane's element: (index * itemsize // 4) % 32."""
+    return bank_words(indices, itemsize) % NUM_BANKS
+
+
+def conflict_degree(indices, itemsize: int) -> int:
+    """Passes the warp access needs: the most distinct words any one bank must deliver.
+
+    Lanes reading the same word share one delivery (broadcast), so 1 means conflict-free.
+    """
+    words = np.unique(bank_words(indices, itemsize))
+    if words.size == 0:
+        return 0
+    return int(np.bincount(words % NUM_BANKS, minlength=NUM_BANKS).max())
+
+
+@dataclass(frozen=True)
+class BankConflict:
+    """One warp-level shared access with its bank conflict degree."""
+
+    access: WarpAccess
+    degree: int  # passes needed (1 = conflict-free)
+    banks: np.ndarray  # bank per lane, aligned with access.lanes
+
+
+def bank_conflicts(trace: Trace) -> list[BankConflict]:
+    """A `BankConflict` per warp-level shared access, in `Trace.warp_accesses` order."""
+    out = []
+    for w in trace.warp_accesses(space="shared"):
+        size = trace.arrays[w.array].itemsize
+        out.append(BankConflict(w, conflict_degree(w.indices, size), banks(w.indices, size)))
+    return out
+
+
+def bank_conflicts_by_site(trace: Trace) -> list[SiteSummary]:
+    """One `SiteSummary` per (source line, shared array, kind): passes needed vs one pass each."""
+    return _by_site(trace, bank_conflicts(trace), lambda b: b.degree, lambda b: 1, lambda b: b.degree)
+
+
+# ---------------------------------------------------------------- paths per warp
+
+
+def paths_per_warp(trace: Trace) -> np.ndarray:
+    """Distinct paths per warp, shape (blocks, warps per block).
+
+    A lane's path is the set of access instructions (source sites) it executed. Lanes that touched
+    no memory at all (threads past the end of the data) are left out: they idle, they do not add a
+    path of their own.
+    """
+    nwarps = math.ceil(trace.nthreads / WARP_SIZE)
+    result = np.zeros((trace.nblocks, nwarps), np.int64)
+    acc = trace.acc
+    if len(acc) == 0:
+        return result
+    key = acc["block"].astype(np.int64) * trace.nthreads + acc["thread"]
+    sites: dict = {}
+    for k, s in zip(key.tolist(), acc["site"].tolist()):
+        sites.setdefault(k, set()).add(s)
+    per_warp: dict = {}
+    for k, s in sites.items():
+        block, thread = divmod(k, trace.nthreads)
+        per_warp.setdefault((block, thread // WARP_SIZE), set()).add(frozenset(s))
+    for (block, w), paths in per_warp.items():
+        result[block, w] = len(paths)
+    return result
+
+
+def lane_paths(trace: Trace, block: int = 0) -> np.ndarray:
+    """Path number of every thread of one block, shape (warps, 32); -1 for idle or absent lanes."""
+    nwarps = math.ceil(trace.nthreads / WARP_SIZE)
+    grid = -np.ones((nwarps, WARP_SIZE), np.int64)
+    rows = trace.select(block=block)
+    sites: dict = {}
+    for t, s in zip(rows["thread"].tolist(), rows["site"].tolist()):
+        sites.setdefault(t, set()).add(s)
+    ids: dict = {}
+    for t in sorted(sites):
+        grid[t // WARP_SIZE, t % WARP_SIZE] = ids.setdefault(frozenset(sites[t]), len(ids))
+    return grid

@@ -1,0 +1,237 @@
+"""One table of rules: each a named check computed from a run's trace, with its limit (a number or a
+function of the case), the message and advice a learner reads, and the view that shows it.
+
+The harness (helpers.check) evaluates the rules of a puzzle after a correct run and raises
+`OverBudget(rule.name, count, limit)` on the first one broken; the counts view draws the per-thread
+and per-block rules from the same table. `Budget(...)` builds the standard rules; a puzzle adds its
+own with `Puzzle(rules=(...))`, e.g. `max_paths_per_warp(1)`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Union
+
+import numpy as np
+
+from helpers import metrics
+from helpers.sim.trace import READ, WRITE, Trace
+
+Limit = Union[int, float, Callable[[Any], Union[int, float]], None]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A broken rule: what OverBudget carries, and the sentence that explains it."""
+
+    rule: str
+    count: int | float
+    limit: int | float
+    message: str
+    view: str
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A named check of one run.
+
+    `evaluate(run, limit)` gets the simulator's launch record (`.trace`, `.shared_bytes`) and the
+    limit already resolved for the case, and returns a Finding or None. `values(trace)` (optional)
+    gives the measured numbers per thread (shape (blocks, threads)) or per block (shape (blocks,))
+    for the counts view and for the "most per thread" line of a passing Result.
+    """
+
+    name: str
+    label: str
+    limit: Limit
+    evaluate: Callable[[Any, Any], Finding | None]
+    view: str = "counts"
+    per: str = "thread"  # "thread", "block", "line" or "warp": what one measured number belongs to
+    values: Callable[[Trace], np.ndarray] | None = None
+
+    def limit_for(self, case: Any = None) -> int | float | None:
+        return self.limit(case) if callable(self.limit) else self.limit
+
+    def limit_text(self) -> Any:
+        return "depends on size" if callable(self.limit) else self.limit
+
+    def check(self, run: Any, case: Any) -> Finding | None:
+        """The Finding when `run` (on `case`) breaks this rule, else None."""
+        limit = self.limit_for(case)
+        return None if limit is None else self.evaluate(run, limit)
+
+
+# ---------------------------------------------------------------- the standard rules
+
+ADVICE = {
+    "global_reads": "Global memory is the slow part: load each value once (into a register or shared "
+    "memory) and reuse it.",
+    "global_writes": "Write each output element once, from one thread, after the result is complete.",
+    "shared_reads": "Read fewer shared values per thread: keep partial results in registers.",
+    "shared_writes": "Write fewer shared values per thread.",
+}
+COUNTS = {
+    "global_reads": ("global", READ),
+    "global_writes": ("global", WRITE),
+    "shared_reads": ("shared", READ),
+    "shared_writes": ("shared", WRITE),
+}
+
+
+def per_thread(name: str, limit: Limit) -> Rule:
+    """At most `limit` accesses of one kind (a key of COUNTS) by any thread."""
+    space, kind = COUNTS[name]
+    label = name.replace("_", " ")
+
+    def values(trace):
+        return trace.counts(space=space, kind=kind)
+
+    def evaluate(run, lim):
+        trace = run.trace
+        counts = values(trace)
+        m = int(counts.max()) if counts.size else 0
+        if m <= lim:
+            return None
+        blk, thr = np.unravel_index(int(counts.argmax()), counts.shape)
+        return Finding(
+            name,
+            m,
+            lim,
+            f"thread {trace.thread_index(int(thr))} of block {trace.block_index(int(blk))} made {m} {label}; "
+            f"the budget is {lim} per thread. " + ADVICE[name],
+            "counts",
+        )
+
+    return Rule(name, label, limit, evaluate, "counts", "thread", values)
+
+
+def shared_bytes_per_block(limit: Limit) -> Rule:
+    def evaluate(run, lim):
+        used = run.shared_bytes
+        if used <= lim:
+            return None
+        return Finding(
+            "shared_bytes",
+            used,
+            lim,
+            f"each block uses {used} bytes of shared memory; the budget is {lim}.",
+            "access",
+        )
+
+    return Rule("shared_bytes", "shared bytes per block", limit, evaluate, "access", "block")
+
+
+def global_atomics_per_block(limit: Limit) -> Rule:
+    def evaluate(run, lim):
+        trace = run.trace
+        per_block = metrics.block_atomics(trace)
+        m = int(per_block.max()) if per_block.size else 0
+        if m <= lim:
+            return None
+        blk = int(per_block.argmax())
+        return Finding(
+            "global_atomics_per_block",
+            m,
+            lim,
+            f"block {trace.block_index(blk)} made {m} atomic updates to global memory; the budget is {lim} "
+            "per block. Accumulate privately (shared memory) first, then merge once per block.",
+            "counts",
+        )
+
+    return Rule(
+        "global_atomics_per_block",
+        "global atomics per block",
+        limit,
+        evaluate,
+        "counts",
+        "block",
+        metrics.block_atomics,
+    )
+
+
+def min_coalescing(limit: Limit) -> Rule:
+    """Every source line's global accesses move at most 1/limit times the fewest 32-byte sectors."""
+
+    def evaluate(run, lim):
+        for (line, arr), (moved, ideal) in sorted(metrics.coalescing_by_line(run.trace).items()):
+            if moved and ideal / moved < lim:
+                return Finding(
+                    "min_coalescing",
+                    round(ideal / moved, 3),
+                    lim,
+                    f"line {line} accesses `{arr}` with {ideal / moved:.0%} coalescing: its warps moved "
+                    f"{moved} 32-byte sectors where {ideal} would do (the budget is {lim:.0%}). Neighbouring "
+                    "threads of a warp (threadIdx.x, x+1, ...) should touch neighbouring addresses; load "
+                    "through shared memory to turn the corner.",
+                    "coalescing",
+                )
+        return None
+
+    return Rule("min_coalescing", "coalescing per line", limit, evaluate, "coalescing", "line")
+
+
+def max_paths_per_warp(limit: Limit) -> Rule:
+    """No warp takes more than `limit` distinct paths (sets of access sites) through the kernel."""
+
+    def evaluate(run, lim):
+        paths = metrics.paths_per_warp(run.trace)
+        worst = int(paths.max()) if paths.size else 0
+        if worst <= lim:
+            return None
+        block, w = np.unravel_index(int(np.argmax(paths)), paths.shape)
+        return Finding(
+            "paths_per_warp",
+            worst,
+            lim,
+            f"warp {int(w)} of block {int(block)} took {worst} different paths through the kernel (budget: "
+            f"{lim}). Its lanes disagreed at a branch, so the warp ran both sides one after the other.",
+            "paths",
+        )
+
+    return Rule("paths_per_warp", "paths per warp", limit, evaluate, "paths", "warp")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The standard limits (None: unlimited), enforced from the trace on every case.
+
+    A limit may be a function of the case (e.g. tiled matmul: 2 reads per tile). `rules()` is the
+    rule table they stand for.
+    """
+
+    global_reads: Limit = None
+    global_writes: Limit = None
+    shared_reads: Limit = None
+    shared_writes: Limit = None
+    shared_bytes: Limit = None  # per block, static + dynamic
+    global_atomics_per_block: Limit = None
+    min_coalescing: float | None = None  # every source line's global accesses: ideal / moved sectors
+
+    def rules(self) -> tuple[Rule, ...]:
+        """Every standard rule, in the order the harness checks them (count rules even when unlimited:
+        a passing Result reports their maxima)."""
+        return (
+            *(per_thread(f, getattr(self, f)) for f in COUNTS),
+            shared_bytes_per_block(self.shared_bytes),
+            min_coalescing(self.min_coalescing),
+            global_atomics_per_block(self.global_atomics_per_block),
+        )
+
+
+def limits(rules, case: Any = None) -> dict[str, int | float]:
+    """{rule name: limit for this case} of the rules that have a limit."""
+    out = {}
+    for r in rules:
+        v = r.limit_for(case)
+        if v is not None:
+            out[r.name] = v
+    return out
+
+
+def first_broken(rules, run: Any, case: Any) -> Finding | None:
+    """The first rule (in table order) that `run` breaks, or None."""
+    for r in rules:
+        found = r.check(run, case)
+        if found is not None:
+            return found
+    return None
