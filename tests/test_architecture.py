@@ -1,0 +1,199 @@
+"""The import graph of helpers/ and puzzles/, read with ast: no cycle, no import from a higher layer,
+and the pictures (helpers.viz) import nothing from the harness. Function-level imports count."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# (module or package prefix, layer): a module may import only from its own layer or lower ones.
+# The longest matching prefix decides; "=name" matches that module exactly (a package's __init__).
+LAYERS = [
+    ("helpers.sim.trace", 0),  # the trace format
+    ("helpers.sim.errors", 0),
+    ("helpers.sim", 1),  # engines: simulator, engine choice, PTX compile check
+    ("helpers.engine", 1),
+    ("helpers.ptx", 1),
+    ("helpers.compile", 1),
+    ("helpers.metrics", 2),  # numbers from traces
+    ("helpers.rules", 3),  # named checks and budgets from metrics
+    ("helpers.puzzle", 4),  # plain data: Puzzle, Case, RunRecord
+    ("helpers.check", 5),  # the harness
+    ("helpers.viz", 5),  # pictures (and never the harness: see below)
+    ("helpers.bench", 5),  # GPU timing library
+    ("helpers.timing", 5),
+    ("puzzles", 6),  # exercise modules
+    ("=puzzles", 7),  # the facade: check, show, hint, get, names
+    ("=helpers", 7),  # helpers.setup / use / banner
+    ("helpers.nbbuild", 8),  # tools
+    ("helpers.sim.bench", 8),
+    ("puzzles.bench", 8),
+]
+
+
+def layer(module: str, table=LAYERS) -> int:
+    best, found = -1, None
+    for prefix, lvl in table:
+        if prefix.startswith("="):
+            if module == prefix[1:]:
+                return lvl
+            continue
+        if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+            best, found = len(prefix), lvl
+    if found is None:
+        raise AssertionError(f"{module} is in no layer: add it to LAYERS in tests/test_architecture.py")
+    return found
+
+
+def modules() -> dict[str, Path]:
+    out = {}
+    for top in ("helpers", "puzzles"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join(parts)] = path
+    return out
+
+
+def _resolve(name: str, known: set) -> str | None:
+    """The longest known module that `name` is or lies in."""
+    while name:
+        if name in known:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+def imports(module: str, path: Path, known: set) -> set[str]:
+    """Known modules that `module` imports anywhere in its file."""
+    is_pkg = path.name == "__init__.py"
+    base = module.split(".") if is_pkg else module.split(".")[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                pkg = base[: len(base) - node.level + 1]
+                stem = ".".join(pkg + ([node.module] if node.module else []))
+            else:
+                stem = node.module
+            # `from helpers import metrics` imports the module helpers.metrics, not the package
+            targets = [f"{stem}.{a.name}" if f"{stem}.{a.name}" in known else stem for a in node.names]
+        else:
+            continue
+        for t in targets:
+            r = _resolve(t, known)
+            if r and r != module:
+                found.add(r)
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    mods = modules()
+    known = set(mods)
+    return {m: imports(m, p, known) for m, p in mods.items()}
+
+
+def upward(g: dict, table=LAYERS) -> list[str]:
+    return sorted(
+        f"{m} (layer {layer(m, table)}) imports {t} (layer {layer(t, table)})"
+        for m, ts in g.items()
+        for t in ts
+        if layer(t, table) > layer(m, table)
+    )
+
+
+def cycles(g: dict) -> list[list[str]]:
+    """Every strongly connected component with more than one module (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(g.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(g):
+        if v not in index:
+            visit(v)
+    return out
+
+
+@pytest.fixture(scope="module")
+def g():
+    return graph()
+
+
+def test_every_module_has_a_layer(g):
+    for m in g:
+        layer(m)
+
+
+def test_no_import_from_a_higher_layer(g):
+    assert upward(g) == []
+
+
+def test_no_import_cycle(g):
+    assert cycles(g) == []
+
+
+def viz_to_harness(g: dict) -> list[str]:
+    return sorted(
+        f"{m} -> {t}" for m, ts in g.items() if m.startswith("helpers.viz") for t in ts if t == "helpers.check"
+    )
+
+
+def test_viz_imports_nothing_from_the_harness(g):
+    assert viz_to_harness(g) == []
+
+
+def test_puzzle_is_plain_data(g):
+    assert g["helpers.puzzle"] <= {"helpers.rules"}
+
+
+def test_the_graph_is_real(g):
+    # a few edges that exist today: the test is reading imports, not an empty graph
+    assert "helpers.metrics" in g["helpers.rules"]
+    assert "helpers.puzzle" in g["helpers.check"]
+    assert "helpers.check" in g["puzzles"]
+
+
+def test_negative_control_an_upward_edge_and_a_cycle_are_caught(g):
+    fake = {m: set(ts) for m, ts in g.items()}
+    fake["helpers.metrics"].add("helpers.check")  # metrics asking the harness: upward
+    assert upward(fake) == ["helpers.metrics (layer 2) imports helpers.check (layer 5)"]
+    assert any({"helpers.metrics", "helpers.check"} <= set(c) for c in cycles(fake))
+    fake = {m: set(ts) for m, ts in g.items()}
+    fake["helpers.viz.counts"].add("helpers.check")  # same layer, but viz must not ask the harness
+    assert upward(fake) == []
+    assert viz_to_harness(fake) == ["helpers.viz.counts -> helpers.check"]
+
+
+def test_negative_control_a_file_with_an_upward_import(tmp_path):
+    path = tmp_path / "metrics.py"
+    path.write_text("def f():\n    from helpers.check import check\n")
+    known = set(modules())
+    assert imports("helpers.metrics", path, known) == {"helpers.check"}

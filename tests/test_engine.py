@@ -1,0 +1,89 @@
+"""helpers.engine.STATE with fakes (no GPU needed): timing asks it, and the GPU stage of `check` gets
+numba-cuda's own functions even after `helpers.use("sim")` has replaced those on `numba.cuda`."""
+
+from __future__ import annotations
+
+import numba.cuda as cuda
+import numpy as np
+import pytest
+
+from helpers import bench, engine
+from helpers.engine import EngineState
+
+
+@pytest.fixture
+def state(monkeypatch):
+    """A fresh EngineState in place of the global one; numba-cuda restored afterwards."""
+    s = EngineState()
+    monkeypatch.setattr(engine, "STATE", s)
+    yield s
+    s._unpatch()
+
+
+def test_sim_engine_keeps_the_real_functions(state):
+    real_to_device = cuda.to_device
+    state.gpu = False
+    assert state.use("sim") == "sim"
+    assert cuda.to_device is not real_to_device  # notebook cells now get the simulator's
+    assert state.real("to_device") is real_to_device
+    assert state.use("auto") == "sim"  # no GPU: auto is the simulator, still patched once
+    assert state.real("to_device") is real_to_device
+    state._unpatch()
+    assert cuda.to_device is real_to_device and state.saved == {}
+
+
+def test_gpu_engine_without_a_gpu_is_refused(state):
+    state.gpu = False
+    with pytest.raises(RuntimeError, match="no CUDA GPU"):
+        state.use("gpu")
+
+
+def test_skip_reason_asks_the_engine_state_not_the_environment(state, monkeypatch):
+    monkeypatch.delenv("MP_ENGINE", raising=False)
+    state.gpu = True  # pretend a GPU is present
+    state.name = "gpu"
+    assert bench.skip_reason() is None
+    state.name = "sim"  # as after helpers.use("sim"), whatever MP_ENGINE says
+    monkeypatch.setenv("MP_ENGINE", "gpu")
+    assert "simulator" in bench.skip_reason()
+    state.gpu = False
+    assert "No CUDA GPU" in bench.skip_reason()
+
+
+def test_gpu_stage_of_check_uses_the_real_functions_after_use_sim(state, monkeypatch):
+    """The GPU stage with fake numba-cuda functions: it must call the saved real ones, not the
+    simulator's that `use("sim")` put on `numba.cuda`."""
+    import puzzles
+    from helpers import check
+
+    calls = []
+
+    class FakeDevice:
+        def __init__(self, a):
+            self.a = np.array(a)
+
+        def copy_to_host(self):
+            return self.a
+
+    def fake_to_device(a):
+        calls.append("to_device")
+        return FakeDevice(a)
+
+    def fake_launch(kernel, grid, block, args, shared_bytes=0):
+        calls.append("launch")
+        host = [a.a if isinstance(a, FakeDevice) else a for a in args]
+        from helpers import sim
+
+        sim.launch(kernel, grid, block, host, shared_bytes=shared_bytes)
+
+    state.gpu = False
+    state.use("sim")
+    state.saved["to_device"] = fake_to_device  # stands for numba-cuda's own, saved by the patch
+    state.saved["synchronize"] = lambda: calls.append("synchronize")
+    monkeypatch.setattr(engine, "gpu_launch", fake_launch)
+    p = puzzles.get("map")
+    result = check.check(p, p.reference, seed=0, gpu=True)
+    assert result.engines[-1] == "GPU"
+    assert calls.count("to_device") >= 2 and "launch" in calls and "synchronize" in calls
+    state.saved.pop("to_device")
+    state.saved.pop("synchronize")
