@@ -1,6 +1,6 @@
 """Run every PMPP chapter's GPU benchmark in one process and check the course's goals.
 
-    python -m puzzles.bench                 # every puzzles/pmpp_ch*.py module with a benchmark()
+    python -m puzzles.bench                 # every puzzles/pmpp/ch*.py module with a benchmark()
     python -m puzzles.bench --only ch10     # one chapter (repeat --only for several)
     python -m puzzles.bench --scale 0.25    # smaller inputs (quick look; goals are judged at scale 1)
 
@@ -21,16 +21,16 @@ from numba import cuda
 
 
 def chapter_modules(only=()):
-    """(chapter tag, module) for every puzzles/pmpp_chNN_*.py with a benchmark(), in order."""
-    import puzzles
+    """(chapter tag, module) for every puzzles/pmpp/chNN_*.py with a benchmark(), in order."""
+    from puzzles import pmpp
     found = []
-    for name in sorted(m.name for m in pkgutil.iter_modules(puzzles.__path__)):
-        if not name.startswith("pmpp_ch"):
+    for name in sorted(m.name for m in pkgutil.iter_modules(pmpp.__path__)):
+        if not name.startswith("ch"):
             continue
-        tag = name[len("pmpp_"):].split("_")[0]          # "ch10"
+        tag = name.split("_")[0]                          # "ch10"
         if only and tag not in only:
             continue
-        module = importlib.import_module(f"puzzles.{name}")
+        module = importlib.import_module(f"puzzles.pmpp.{name}")
         if callable(getattr(module, "benchmark", None)):
             found.append((tag, module))
     return found

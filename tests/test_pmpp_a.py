@@ -13,10 +13,10 @@ from helpers import bench
 from helpers.check import KernelDiagnosed, NotSolvedYet, OverBudget, WrongAnswer
 from helpers.check import check as run_check
 from helpers.sim import errors
-from puzzles import pmpp_ch02_vector_add as ch02
-from puzzles import pmpp_ch03_grids as ch03
-from puzzles import pmpp_ch04_architecture as ch04
-from puzzles import pmpp_ch05_tiling as ch05
+from puzzles.pmpp import ch02_vector_add as ch02
+from puzzles.pmpp import ch03_grids as ch03
+from puzzles.pmpp import ch04_architecture as ch04
+from puzzles.pmpp import ch05_memory_tiling as ch05
 
 MODULES = (ch02, ch03, ch04, ch05)
 ALL = [p for m in MODULES for p in m.PUZZLES]
@@ -371,11 +371,9 @@ def test_paths_per_warp_sees_divergence():
     assert set(np.unique(grid[0])) == {0, 1} and (grid[0, ::2] != grid[0, 1::2]).all()
 
 
-def test_draw_paths():
-    import matplotlib.pyplot as plt
-    fig = ch04.draw_paths("ch04_parity_branch", ch04.parity_branch_kernel)
-    assert "paths per warp [2, 2]" in fig.axes[0].get_title()
-    plt.close(fig)
+def test_paths_view():
+    fig = puzzles.show("ch04_parity_branch", ch04.parity_branch_kernel, view="paths", seed=0)
+    assert "paths per warp [2, 2]" in fig.get_suptitle().replace("\n", " ")
 
 
 def test_occupancy_arithmetic():

@@ -15,15 +15,15 @@ from helpers import sim
 from helpers.check import KernelDiagnosed, NotSolvedYet, OverBudget, WrongAnswer
 from helpers.check import check as run_check
 from helpers.sim.errors import DataRace, UninitializedRead
-from puzzles.pmpp_ch06_performance import ROWS, TILE, TILE_P
-from puzzles.pmpp_ch07_convolution import FILTER, FW, IN_TILE, OUT_TILE, R
-from puzzles.pmpp_ch07_convolution import TILE as TILE7
-from puzzles.pmpp_ch08_stencil import C0, CXM, CXP, CYM, CYP, CZM, CZP, Z_STEPS
-from puzzles.pmpp_ch08_stencil import IN_TILE as S_IN
-from puzzles.pmpp_ch08_stencil import OUT_TILE as S_OUT
-from puzzles.pmpp_ch09_histogram import BIN_WIDTH, NUM_BINS
+from puzzles.pmpp.ch06_performance import ROWS, TILE, TILE_P
+from puzzles.pmpp.ch07_convolution import FILTER, FW, IN_TILE, OUT_TILE, R
+from puzzles.pmpp.ch07_convolution import TILE as TILE7
+from puzzles.pmpp.ch08_stencil import C0, CXM, CXP, CYM, CYP, CZM, CZP, Z_STEPS
+from puzzles.pmpp.ch08_stencil import IN_TILE as S_IN
+from puzzles.pmpp.ch08_stencil import OUT_TILE as S_OUT
+from puzzles.pmpp.ch09_histogram import BIN_WIDTH, NUM_BINS
 
-MODULES = ["pmpp_ch06_performance", "pmpp_ch07_convolution", "pmpp_ch08_stencil", "pmpp_ch09_histogram"]
+MODULES = ["pmpp.ch06_performance", "pmpp.ch07_convolution", "pmpp.ch08_stencil", "pmpp.ch09_histogram"]
 
 NAMES = [p.name for m in MODULES for p in importlib.import_module(f"puzzles.{m}").PUZZLES]
 EXERCISES = [n for n in NAMES if "### BEGIN SOLUTION" in puzzles.get(n).source]
@@ -119,7 +119,7 @@ def test_ch06_wrong():
     assert isinstance(e.diagnostic, (DataRace, UninitializedRead))
     rejects("ch06_transpose_tiled", transpose_one_guard, KernelDiagnosed)
     # the tiled kernel with ROWS-thread blocks covers only ROWS rows of each tile
-    from puzzles.pmpp_ch06_performance import transpose_tiled
+    from puzzles.pmpp.ch06_performance import transpose_tiled
     rejects("ch06_transpose_coarse", transpose_tiled, KernelDiagnosed, UninitializedRead)
     e = rejects("ch06_transpose_coarse", transpose_coarse_wrong_step, KernelDiagnosed)
     assert isinstance(e.diagnostic, (DataRace, UninitializedRead))
@@ -208,7 +208,7 @@ def conv_cached_halo_zero(out, a, h, w):
 
 
 def test_ch07_wrong():
-    from puzzles.pmpp_ch07_convolution import conv2d_const
+    from puzzles.pmpp.ch07_convolution import conv2d_const
     rejects("ch07_conv2d_tiled_in", conv_in_no_ghost, KernelDiagnosed, UninitializedRead)
     rejects("ch07_conv2d_tiled_in", conv_in_no_halo, WrongAnswer)
     e = rejects("ch07_conv2d_tiled_in", conv_in_no_barrier, KernelDiagnosed)
@@ -297,7 +297,7 @@ def stencil_register_one_barrier(out, a, nz, ny, nx):
 
 
 def test_ch08_wrong():
-    from puzzles.pmpp_ch08_stencil import stencil_basic, stencil_coarse
+    from puzzles.pmpp.ch08_stencil import stencil_basic, stencil_coarse
     e = rejects("ch08_stencil_shared", stencil_shared_no_barrier, KernelDiagnosed)
     assert isinstance(e.diagnostic, (DataRace, UninitializedRead))
     rejects("ch08_stencil_shared", stencil_shared_interior_only, WrongAnswer)
@@ -439,7 +439,7 @@ def hist_aggregated_new_bin(hist, data, n):
 
 
 def test_ch09_wrong():
-    from puzzles.pmpp_ch09_histogram import hist_atomic, hist_private_shared
+    from puzzles.pmpp.ch09_histogram import hist_atomic, hist_private_shared
     rejects("ch09_hist_private_shared", hist_shared_not_atomic, KernelDiagnosed, DataRace)
     rejects("ch09_hist_private_shared", hist_flush_not_atomic, KernelDiagnosed, DataRace)
     rejects("ch09_hist_private_shared", hist_no_zeroing, KernelDiagnosed, UninitializedRead)
@@ -469,10 +469,10 @@ def sim_engine():
 
 def test_benchmark_variants_on_sim(sim_engine):
     """The GPU versions (32-wide tiles, specialised constants, GPU launch shapes) compute the right thing."""
-    from puzzles import pmpp_ch06_performance as c6
-    from puzzles import pmpp_ch07_convolution as c7
-    from puzzles import pmpp_ch08_stencil as c8
-    from puzzles import pmpp_ch09_histogram as c9
+    from puzzles.pmpp import ch06_performance as c6
+    from puzzles.pmpp import ch07_convolution as c7
+    from puzzles.pmpp import ch08_stencil as c8
+    from puzzles.pmpp import ch09_histogram as c9
     c6.validate_variants(shapes=((37, 45),), configs=((32, 8), (16, 4)))
     c7.validate_variants(shapes=((37, 45),))
     c8.validate_variants(shapes=((7, 31, 33),))
@@ -490,7 +490,7 @@ def test_benchmark_without_gpu():
 
 def test_validation_catches_wrong_variant(sim_engine):
     """The validation step names a broken variant."""
-    from puzzles import pmpp_ch09_histogram as c9
+    from puzzles.pmpp import ch09_histogram as c9
     real = c9.variants
 
     def broken(block=64, blocks=None):

@@ -30,10 +30,10 @@ from helpers.sim.errors import (
     UninitializedRead,
     WarpDivergence,
 )
-from puzzles import pmpp_ch10_reduction as ch10
-from puzzles import pmpp_ch11_scan as ch11
-from puzzles import pmpp_ch12_merge as ch12
-from puzzles.pmpp_ch12_merge import co_rank, merge_sequential
+from puzzles.pmpp import ch10_reduction as ch10
+from puzzles.pmpp import ch11_scan as ch11
+from puzzles.pmpp import ch12_merge as ch12
+from puzzles.pmpp.ch12_merge import co_rank, merge_sequential
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULES = (ch10, ch11, ch12)

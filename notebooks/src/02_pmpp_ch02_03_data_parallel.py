@@ -21,8 +21,8 @@ from numba import cuda, float32
 import puzzles
 from helpers import bench
 from helpers.check import KernelDiagnosed, expect_failure
-from puzzles import pmpp_ch02_vector_add as ch02
-from puzzles import pmpp_ch03_grids as ch03
+from puzzles.pmpp import ch02_vector_add as ch02
+from puzzles.pmpp import ch03_grids as ch03
 
 # %% [markdown]
 # ## Vector addition, one element per thread

@@ -21,7 +21,7 @@ from numba import cuda  # noqa: F401 (the kernel cells use it)
 import puzzles
 from helpers import bench
 from helpers.check import OverBudget, expect_failure
-from puzzles import pmpp_ch04_architecture as ch04
+from puzzles.pmpp import ch04_architecture as ch04
 
 WARP = ch04.WARP
 
@@ -54,7 +54,7 @@ puzzles.check("ch04_warp_lane", warp_lane_kernel)
 # %% kernel:ch04_parity_branch
 
 # %%
-ch04.draw_paths("ch04_parity_branch", parity_branch_kernel)
+puzzles.show("ch04_parity_branch", parity_branch_kernel, view="paths")
 plt.show()
 
 # %%
@@ -73,7 +73,7 @@ puzzles.check("ch04_parity_branch", parity_branch_kernel)
 # %% kernel:ch04_warp_uniform
 
 # %%
-ch04.draw_paths("ch04_warp_uniform", warp_uniform_kernel)
+puzzles.show("ch04_warp_uniform", warp_uniform_kernel, view="paths")
 plt.show()
 
 # %%

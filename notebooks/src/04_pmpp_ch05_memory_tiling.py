@@ -19,8 +19,8 @@ from numba import cuda, float32, uint32  # noqa: F401 (the kernel cells use them
 import puzzles
 from helpers import bench
 from helpers.check import OverBudget, expect_failure
-from puzzles import pmpp_ch03_grids as ch03
-from puzzles import pmpp_ch05_tiling as ch05
+from puzzles.pmpp import ch03_grids as ch03
+from puzzles.pmpp import ch05_memory_tiling as ch05
 
 # %% [markdown]
 # ## Tiled matrix multiplication

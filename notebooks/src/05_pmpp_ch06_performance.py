@@ -23,7 +23,7 @@ from numba import cuda, float32
 import puzzles
 from helpers import bench
 from helpers.check import KernelDiagnosed, expect_failure
-from puzzles import pmpp_ch06_performance as ch06
+from puzzles.pmpp import ch06_performance as ch06
 
 # %% [markdown]
 # ## Coalescing: what a warp asks of memory

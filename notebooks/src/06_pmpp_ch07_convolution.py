@@ -20,7 +20,7 @@ from numba import cuda, float32
 import puzzles
 from helpers import bench
 from helpers.check import KernelDiagnosed, OverBudget, expect_failure
-from puzzles import pmpp_ch07_convolution as ch07
+from puzzles.pmpp import ch07_convolution as ch07
 
 # %% [markdown]
 # ## The basic kernel

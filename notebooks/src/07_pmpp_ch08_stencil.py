@@ -22,7 +22,7 @@ from numba import cuda, float32  # noqa: F401  (float32: the shared arrays in th
 import puzzles
 from helpers import bench
 from helpers.check import OverBudget, expect_failure
-from puzzles import pmpp_ch08_stencil as ch08
+from puzzles.pmpp import ch08_stencil as ch08
 
 # %% [markdown]
 # ## The basic kernel

@@ -21,7 +21,7 @@ from numba import cuda, int32  # noqa: F401  (int32: the shared arrays in the ke
 import puzzles
 from helpers import bench
 from helpers.check import KernelDiagnosed, OverBudget, expect_failure
-from puzzles import pmpp_ch09_histogram as ch09
+from puzzles.pmpp import ch09_histogram as ch09
 
 # %%
 NUM_BINS = ch09.NUM_BINS      # 64

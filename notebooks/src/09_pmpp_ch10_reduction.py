@@ -27,7 +27,7 @@ from numba import cuda
 import puzzles
 from helpers import bench
 from helpers.check import KernelDiagnosed, expect_failure
-from puzzles import pmpp_ch10_reduction as ch10
+from puzzles.pmpp import ch10_reduction as ch10
 
 TPB = ch10.TPB              # 16 threads per block in the puzzles (the GPU benchmark uses 256 to 1024)
 SEGMENT = ch10.SEGMENT      # 2 * TPB: the elements one block sums in the first puzzles

@@ -29,7 +29,7 @@ from numba import cuda
 import puzzles
 from helpers import bench
 from helpers.check import KernelDiagnosed, expect_failure
-from puzzles import pmpp_ch11_scan as ch11
+from puzzles.pmpp import ch11_scan as ch11
 
 TPB = ch11.TPB                  # 16 threads per block (and Kogge-Stone section) in the puzzles
 BK_SECTION = ch11.BK_SECTION    # 2 * TPB: a Brent-Kung block scans twice its thread count

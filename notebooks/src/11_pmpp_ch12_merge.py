@@ -29,7 +29,7 @@ from numba import cuda
 import puzzles
 from helpers import bench
 from helpers.check import WrongAnswer, expect_failure
-from puzzles import pmpp_ch12_merge as ch12
+from puzzles.pmpp import ch12_merge as ch12
 
 TPB = ch12.TPB      # 8 threads per block in the puzzles
 TILE = ch12.TILE    # 16 elements of A and of B in shared memory per round (the GPU benchmark uses 1024)

@@ -99,18 +99,6 @@ def cases_parity(rng):
             for n, tpb in ((200, 64), (50, 64), (300, 128), (129, 64), (1000, 256))]
 
 
-def draw_paths(name, kernel, case=0, block=0, seed=0):
-    """One row per warp, one square per lane, coloured by the path it took (grey: idle).
-
-    The same picture as `puzzles.show(name, kernel, view="paths")`, for one case and seed."""
-    from helpers.check import run_once
-    from helpers.viz import paths_view
-
-    puzzle = next(p for p in PUZZLES if p.name == name)
-    run = run_once(puzzle, kernel, case=case, seed=seed)
-    return paths_view(run.trace, block, title=name)
-
-
 PUZZLES = [
     Puzzle(
         name="ch04_warp_lane",

@@ -16,7 +16,7 @@ from numba import cuda, float32, uint32
 from helpers import bench
 from helpers.bench import specialize
 from helpers.puzzle import Budget, Case, Puzzle
-from puzzles.pmpp_ch03_grids import matmul_kernel, spec_matmul
+from puzzles.pmpp.ch03_grids import matmul_kernel, spec_matmul
 
 CHAPTER = "pmpp-05"
 TILE = 8
