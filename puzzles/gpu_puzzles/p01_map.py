@@ -38,7 +38,6 @@ PUZZLES = [Puzzle(
     name="map",
     title="Puzzle 1: Map",
     statement=STATEMENT,
-    signature=("out", "a"),
     outputs=("out",),
     spec=spec,
     cases=cases,

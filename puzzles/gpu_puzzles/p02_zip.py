@@ -36,7 +36,6 @@ PUZZLES = [Puzzle(
     name="zip",
     title="Puzzle 2: Zip",
     statement=STATEMENT,
-    signature=("out", "a", "b"),
     outputs=("out",),
     spec=spec,
     cases=cases,

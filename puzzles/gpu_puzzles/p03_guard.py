@@ -41,7 +41,6 @@ PUZZLES = [Puzzle(
     name="guard",
     title="Puzzle 3: Guards",
     statement=STATEMENT,
-    signature=("out", "a", "size"),
     outputs=("out",),
     spec=spec,
     cases=cases,

@@ -43,7 +43,6 @@ PUZZLES = [Puzzle(
     name="map_2d",
     title="Puzzle 4: Map 2D",
     statement=STATEMENT,
-    signature=("out", "a", "size"),
     outputs=("out",),
     spec=spec,
     cases=cases,

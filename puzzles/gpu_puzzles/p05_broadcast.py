@@ -42,7 +42,6 @@ PUZZLES = [Puzzle(
     name="broadcast",
     title="Puzzle 5: Broadcast",
     statement=STATEMENT,
-    signature=("out", "a", "b", "size"),
     outputs=("out",),
     spec=spec,
     cases=cases,

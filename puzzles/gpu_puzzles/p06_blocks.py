@@ -41,7 +41,6 @@ PUZZLES = [Puzzle(
     name="blocks",
     title="Puzzle 6: Blocks",
     statement=STATEMENT,
-    signature=("out", "a", "size"),
     outputs=("out",),
     spec=spec,
     cases=cases,

@@ -43,7 +43,6 @@ PUZZLES = [Puzzle(
     name="blocks_2d",
     title="Puzzle 7: Blocks 2D",
     statement=STATEMENT,
-    signature=("out", "a", "size"),
     outputs=("out",),
     spec=spec,
     cases=cases,

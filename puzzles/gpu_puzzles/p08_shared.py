@@ -52,7 +52,6 @@ PUZZLES = [Puzzle(
     name="shared",
     title="Puzzle 8: Shared",
     statement=STATEMENT,
-    signature=("out", "a", "size"),
     outputs=("out",),
     spec=spec,
     cases=cases,

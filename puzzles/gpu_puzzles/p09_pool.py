@@ -62,7 +62,6 @@ PUZZLES = [Puzzle(
     name="pool",
     title="Puzzle 9: Pooling",
     statement=STATEMENT,
-    signature=("out", "a", "size"),
     outputs=("out",),
     spec=spec,
     cases=cases,

@@ -52,7 +52,6 @@ PUZZLES = [Puzzle(
     name="dot",
     title="Puzzle 10: Dot product",
     statement=STATEMENT,
-    signature=("out", "a", "b", "size"),
     outputs=("out",),
     spec=spec,
     cases=cases,

@@ -71,7 +71,6 @@ PUZZLES = [Puzzle(
     name="conv",
     title="Puzzle 11: 1-D convolution",
     statement=STATEMENT,
-    signature=("out", "a", "b", "a_size", "b_size"),
     outputs=("out",),
     spec=spec,
     cases=cases,

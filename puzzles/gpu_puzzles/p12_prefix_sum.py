@@ -64,7 +64,6 @@ PUZZLES = [Puzzle(
     name="prefix_sum",
     title="Puzzle 12: Prefix sum (block sums)",
     statement=STATEMENT,
-    signature=("out", "a", "size"),
     outputs=("out",),
     spec=spec,
     cases=cases,

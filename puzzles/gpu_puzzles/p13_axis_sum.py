@@ -59,7 +59,6 @@ PUZZLES = [Puzzle(
     name="axis_sum",
     title="Puzzle 13: Axis sum",
     statement=STATEMENT,
-    signature=("out", "a", "size"),
     outputs=("out",),
     spec=spec,
     cases=cases,

@@ -74,7 +74,6 @@ PUZZLES = [Puzzle(
     name="matmul",
     title="Puzzle 14: Matrix multiply",
     statement=STATEMENT,
-    signature=("out", "a", "b", "size"),
     outputs=("out",),
     spec=spec,
     cases=cases,

@@ -99,7 +99,6 @@ PUZZLES = [
 block size and its index inside the block, and handles that one element; the grid is rounded up to
 whole blocks, so the last block has threads with nothing to do, and they must not touch memory.
 Budget per thread: 2 global reads, 1 global write.""",
-        signature=("out", "a", "b", "n"),
         outputs=("out",),
         spec=spec,
         cases=cases_one_per_thread,
@@ -116,7 +115,6 @@ to the data. Thread `i` handles `i`, then `i + stride`, `i + 2*stride`, ... whil
 `n`, where `stride` is the total number of threads in the grid (`blockDim.x * gridDim.x`).
 Consecutive threads still touch consecutive elements on every trip round the loop, so each warp's
 accesses stay coalesced. Budget per thread: 2 reads and 1 write per element it owns.""",
-        signature=("out", "a", "b", "n"),
         outputs=("out",),
         spec=spec,
         cases=cases_grid_stride,
@@ -137,7 +135,6 @@ The grid-stride loop unrolled by four, with all eight loads written before the f
 hides memory latency by having many loads outstanding; a thread that issues one load and waits for
 it before issuing the next keeps only a few bytes in flight. A remainder loop handles the last
 elements. Budget per thread: 2 reads and 1 write per element it owns.""",
-        signature=("out", "a", "b", "n"),
         outputs=("out",),
         spec=spec,
         cases=cases_grid_stride,

@@ -133,7 +133,6 @@ PUZZLES = [
 `x` indexes columns and `y` rows, so neighbouring threads of a warp touch neighbouring pixels of
 one row. The grid is rounded up in both directions, so threads past the right or bottom edge must
 do nothing. Budget per thread: 3 global reads, 1 global write.""",
-        signature=("gray", "rgb", "height", "width"),
         outputs=("gray",),
         spec=spec_grayscale,
         cases=cases_grayscale,
@@ -150,7 +149,6 @@ on it (`BLUR = {BLUR}` pixels on each side). At the edges the window is cut off 
 only the pixels that exist, and never read outside the image (a negative index would silently wrap
 round in Numba, and on a GPU an index past the end reads whatever lies there).
 Budget per thread: {(2 * BLUR + 1) ** 2} global reads, 1 global write.""",
-        signature=("out", "img", "height", "width"),
         outputs=("out",),
         spec=spec_blur,
         cases=cases_blur,
@@ -173,7 +171,6 @@ shapes tell you which index goes where. Accumulate in float32 (`float32(0)`): a 
 is up to 64 times slower on consumer GPUs. Budget per thread: `2 * inner` global reads, 1 write:
 every element of `m` and `n` is read from global memory `cols` and `rows` times over, the waste
 chapter 5 removes.""",
-        signature=("p", "m", "n", "rows", "inner", "cols"),
         outputs=("p",),
         spec=spec_matmul,
         cases=cases_matmul,

@@ -111,7 +111,6 @@ last one runs with some lanes empty. Write, for the thread that owns pixel `(row
 warp number (blocks numbered `x` first; every block holds the same number of warps) into
 `warp[row, col]`, and its lane (position inside the warp) into `lane[row, col]`.
 `block_w` and `block_h` repeat the block shape; you may use them or `cuda.blockDim`.""",
-        signature=("warp", "lane", "height", "width", "block_w", "block_h"),
         outputs=("warp", "lane"),
         spec=spec_warp_lane,
         cases=cases_warp_lane,
@@ -131,7 +130,6 @@ warp number (blocks numbered `x` first; every block holds the same number of war
 every warp half the lanes want one side of the `if` and half the other: the warp executes both
 sides in turn with half its lanes switched off each time. The picture below colours each lane by
 the path it took.""",
-        signature=("out", "a", "n"),
         outputs=("out",),
         spec=spec_parity,
         cases=cases_parity,
@@ -149,7 +147,6 @@ of the branch an element needs, but you decide which thread handles which elemen
 `blockDim.x` consecutive elements (a multiple of 64) and hand all the even ones to some warps and
 all the odd ones to others. Lanes past the end of the data that do nothing at all do not count as a
 path. Budget per thread: 1 global read, 1 global write.""",
-        signature=("out", "a", "n"),
         outputs=("out",),
         spec=spec_parity,
         cases=cases_parity,

@@ -288,7 +288,6 @@ shared memory, the block waits (`cuda.syncthreads()`), every thread accumulates 
 shared memory, and the block waits again before the tiles are overwritten. Where a tile hangs over
 the edge of a matrix, store 0 instead of reading. Budget per thread: `2 * ceil(inner / TILE)` global
 reads, 1 write, `2 * TILE * TILE * 4` bytes of shared memory per block.""",
-        signature=("p", "m", "n", "rows", "inner", "cols"),
         outputs=("p",),
         spec=spec,
         cases=cases_tiled,
@@ -316,7 +315,6 @@ address, so both tiles live in one array: `m`'s tile in the first `tile * tile` 
 `[ty * tile + tx]`), `n`'s right after it. Same algorithm as before, with the scalar `tile` in
 place of `TILE`. Budget: `2 * ceil(inner / tile)` global reads per thread and exactly the
 `2 * tile * tile * 4` bytes the launch provides.""",
-        signature=("p", "m", "n", "rows", "inner", "cols", "tile"),
         outputs=("p",),
         spec=spec,
         cases=cases_dynamic,
@@ -343,7 +341,6 @@ multiply-adds per shared read instead of 1/2, and each global load of a block ti
 each thread's outputs are strided (`ty + i * TY`, `tx + j * TX`) so the lanes of a warp read
 neighbouring shared words. The benchmark compiles this kernel with `BM = BN = 128, BK = 8,
 TM = TN = 8`.""",
-        signature=("p", "m", "n", "rows", "inner", "cols"),
         outputs=("p",),
         spec=spec,
         cases=cases_regtile,
@@ -367,7 +364,6 @@ and are stored to shared memory at the top of the next step. **Runs of 4**: each
 turns into one 128-bit `ld.shared.v4` instead of four loads. Same global reads and shared memory as
 before. The benchmark compiles it with `BM = BN = 128, BK = 8, TM = TN = 8` and at most 128
 registers per thread (two blocks per SM). `TM` and `TN` must be multiples of 4 (here `{TM} x {TN}`).""",
-        signature=("p", "m", "n", "rows", "inner", "cols"),
         outputs=("p",),
         spec=spec,
         cases=cases_regtile,

@@ -209,7 +209,6 @@ PUZZLES = [
 `t` copies `a[2t]` and `a[2t + 1]` into shared memory (0 past `n`) and owns position `2t`; at stride
 `1, 2, 4, ...` the threads with `t % stride == 0` add the partial sum `stride` places to their
 right.""",
-        signature=("out", "a", "n"),
         outputs=("out",),
         spec=sum_spec,
         cases=one_block_cases,
@@ -224,7 +223,6 @@ right.""",
 thread `t` owns position `t`: copy `a[t]` and `a[t + blockDim]` into shared memory, then at stride
 `blockDim, blockDim / 2, ..., 1` the threads `t < stride` add `part[t + stride]`. The active threads
 stay together at the front, so whole warps go idle instead of every warp running at a fraction.""",
-        signature=("out", "a", "n"),
         outputs=("out",),
         spec=sum_spec,
         cases=one_block_cases,
@@ -244,7 +242,6 @@ stay together at the front, so whole warps go idle instead of every warp running
         statement=f"""The convergent tree with its first step done as the data arrives: thread `t` stores
 `a[t] + a[t + blockDim]` into a shared array of only `TPB = {TPB}` floats. Half the shared memory, one
 barrier fewer, and two global reads per thread (enforced).""",
-        signature=("out", "a", "n"),
         outputs=("out",),
         spec=sum_spec,
         cases=one_block_cases,
@@ -259,7 +256,6 @@ barrier fewer, and two global reads per thread (enforced).""",
 of `2 * blockDim` elements starting at `2 * blockDim * b` as in the previous puzzle, then thread 0 adds
 the block's total to `out[0]` with `cuda.atomic.add`. Budget: two global reads per thread, one atomic
 per block, `TPB = {TPB}` floats of shared memory.""",
-        signature=("out", "a", "n"),
         outputs=("out",),
         spec=sum_spec,
         cases=segmented_cases,
@@ -279,7 +275,6 @@ per block, `TPB = {TPB}` floats of shared memory.""",
 first adds its `2 * COARSE` elements, `blockDim` apart, in a register (no barriers needed), then the
 block runs the tree over one value per thread and adds its total atomically. Fewer blocks, fewer
 barriers per element.""",
-        signature=("out", "a", "n"),
         outputs=("out",),
         spec=sum_spec,
         cases=coarsened_cases,
@@ -297,7 +292,6 @@ so any grid covers any `n`. Finish the block's sum without a shared-memory tree:
 in lane 0; lane 0 of each warp stores it in `warp_sums`; after a barrier the first warp adds those up
 the same way and its lane 0 adds the block's total to `out[0]` atomically. Budget per thread: one
 shared write, one shared read; one atomic per block. Block sizes are whole warps (32, 64, 96).""",
-        signature=("out", "a", "n"),
         outputs=("out",),
         spec=sum_spec,
         cases=shuffle_cases,

@@ -475,7 +475,6 @@ PUZZLES = [
 `out[i]` is the sum of `a[s..i]`, where `s` is the first index of `i`'s block. Load the section into
 shared memory, then in steps with `stride = 1, 2, 4, ...` every thread `t >= stride` adds the element
 `stride` places to its left. Elements past `n` count as 0.""",
-        signature=("out", "a", "n"),
         outputs=("out",),
         spec=inclusive_spec(TPB),
         cases=section_cases(TPB),
@@ -494,7 +493,6 @@ shared memory, then in steps with `stride = 1, 2, 4, ...` every thread `t >= str
         statement="""As Kogge-Stone, but exclusive: `out[i]` is the sum of the section's elements *before*
 `i` (0 for the first element of each section). Shifting the section right by one as it is loaded turns
 the inclusive scan into the exclusive one.""",
-        signature=("out", "a", "n"),
         outputs=("out",),
         spec=exclusive_spec,
         cases=section_cases(TPB),
@@ -507,7 +505,6 @@ the inclusive scan into the exclusive one.""",
         statement="""The same section scan with two shared buffers: each step reads one and writes the
 other, so no thread ever writes what another is reading in the same step, and one barrier per step
 suffices.""",
-        signature=("out", "a", "n"),
         outputs=("out",),
         spec=inclusive_spec(TPB),
         cases=section_cases(TPB),
@@ -521,7 +518,6 @@ suffices.""",
 Up-sweep: a reduction tree in place, with strides 1, 2, ..., TPB; thread `t` updates position
 `(t + 1) * 2 * stride - 1`. Down-sweep: strides TPB/2, ..., 1 add each partial sum into the position
 `stride` to its right. Far fewer additions than Kogge-Stone.""",
-        signature=("out", "a", "n"),
         outputs=("out",),
         spec=inclusive_spec(2 * TPB),
         cases=section_cases(2 * TPB, sizes=(50, 7, 100, 33, 130)),
@@ -541,7 +537,6 @@ Up-sweep: a reduction tree in place, with strides 1, 2, ..., TPB; thread `t` upd
 shared memory coalesced; phase 1: every thread scans its `COARSE` consecutive elements sequentially;
 phase 2: Kogge-Stone over the threads' last elements; phase 3: every thread adds the total of the
 threads before it.""",
-        signature=("out", "a", "n"),
         outputs=("out",),
         spec=inclusive_spec(COARSE * TPB),
         cases=section_cases(COARSE * TPB, sizes=(150, 7, 200, 65, 81)),
@@ -553,7 +548,6 @@ threads before it.""",
         title="Hierarchical scan, step 1: section scans and their totals",
         statement="""Kogge-Stone section scan, and the last thread of each block also writes the section's
 total to `sums[blockIdx.x]`.""",
-        signature=("out", "sums", "a", "n"),
         outputs=("out", "sums"),
         spec=scan_blocks_spec,
         cases=scan_blocks_cases,
@@ -567,7 +561,6 @@ total to `sums[blockIdx.x]`.""",
 scan of the section totals, so `prefix[b - 1]` is the sum of everything before section `b`. Write the
 full scan: `out[i] = partial[i] + prefix[b - 1]` for `i` in section `b > 0`, and `partial[i]` in
 section 0.""",
-        signature=("out", "partial", "prefix", "n"),
         outputs=("out",),
         spec=add_sums_spec,
         cases=add_sums_cases,
@@ -582,7 +575,6 @@ section 0.""",
 predecessor has published the running total up to the predecessor's end (`flags[s - 1] == 1`), adds
 its own total, publishes `carries[s]` and sets `flags[s]`. Blocks take section numbers from an atomic
 counter in the order they start, so a block never waits for a section that no running block owns.""",
-        signature=("out", "flags", "carries", "counter", "a", "n"),
         outputs=("out",),
         spec=full_scan_spec,
         cases=domino_cases,
@@ -598,7 +590,6 @@ counter in the order they start, so a block never waits for a section that no ru
 publishes its own total (`flags = 1`) as soon as it knows it, before it knows what comes before it. A
 successor walks back: it adds own totals of flag-1 tiles until it meets a tile with flag 2 (its full
 running total is there), so no block waits on a whole chain of predecessors.""",
-        signature=("out", "flags", "sums", "counter", "a", "n"),
         outputs=("out",),
         spec=full_scan_spec,
         cases=lookback_cases,

@@ -325,7 +325,6 @@ PUZZLES = [
 elements of `a` the first `k` outputs of the merge of `a` and `b` use. Find it by binary search: start from
 `i = min(k, m)`, `j = k - i`; if `a[i-1] > b[j]` then `i` is too large, if `b[j-1] >= a[i]` then `j`
 is too large; halve the distance to the last bound that was known to be safe each step.""",
-        signature=("out", "a", "b", "m", "n"),
         outputs=("out",),
         spec=co_rank_spec,
         cases=co_rank_cases,
@@ -343,7 +342,6 @@ is too large; halve the distance to the last bound that was known to be safe eac
         title="Basic parallel merge",
         statement=_MERGE_STATEMENT + """ Every thread of the grid produces one contiguous piece of
 `ceil((m + n) / threads)` outputs: co-rank tells it where its inputs start and end.""",
-        signature=("c", "a", "b", "m", "n"),
         outputs=("c",),
         spec=merge_spec,
         cases=basic_cases,
@@ -357,7 +355,6 @@ is too large; halve the distance to the last bound that was known to be safe eac
 rounds: load the next `TILE = {TILE}` elements (or fewer) of the block's slices of `a` and of `b` into
 shared memory with coalesced loads, merge the next `TILE` outputs from the shared tiles, then use co-rank
 once more to learn how much of each tile that round used.""",
-        signature=("c", "a", "b", "m", "n"),
         outputs=("c",),
         spec=merge_spec,
         cases=tiled_cases,
@@ -377,7 +374,6 @@ once more to learn how much of each tile that round used.""",
         statement=_MERGE_STATEMENT + """ As the tiled merge, but the tiles are circular buffers: each
 round reloads only the slots the previous round consumed, so each input element is read from global
 memory once.""",
-        signature=("c", "a", "b", "m", "n"),
         outputs=("c",),
         spec=merge_spec,
         cases=tiled_cases,
