@@ -13,12 +13,21 @@ import subprocess
 import sys
 import warnings
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
-from mutants import MUTANTS, VARIANTS
 
 import puzzles
 from helpers import check, engine
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root: tests.mutants
+from tests.conftest import controls  # noqa: E402
+
+MUTANTS, VARIANTS = {}, {}
+for _name in puzzles.names():
+    _c = controls(puzzles.module_of(_name))
+    MUTANTS.update({k: v for k, v in _c.MUTANTS.items() if k == _name})
+    VARIANTS.update({k: v for k, v in _c.VARIANTS.items() if k == _name})
 
 warnings.filterwarnings("ignore", message=engine.LOW_OCCUPANCY_WARNING)
 SEED = 7

@@ -1,26 +1,16 @@
-"""The 14 GPU puzzles: references pass, stubs are unsolved, known-wrong kernels fail for the right
-reason, correct kernels written differently pass, and the cases follow the course's conventions."""
-import linecache
-import sys
+"""The 14 GPU puzzles: registered in order, enough mutants and variants, and the cases follow the
+course's conventions. (References, stubs, mutants, variants and views: tests/test_exercises.py.)"""
 
 import numpy as np
 import pytest
 
 import puzzles
-from helpers.check import KernelDiagnosed, NotSolvedYet, OverBudget, check, run_case
+from helpers.check import run_case
 from helpers.puzzle import BEGIN, END
-
-sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from mutants import MUTANTS, VARIANTS  # noqa: E402
+from tests.conftest import controls
 
 NAMES = ["map", "zip", "guard", "map_2d", "broadcast", "blocks", "blocks_2d", "shared", "pool", "dot",
          "conv", "prefix_sum", "axis_sum", "matmul"]
-# Puzzles whose cases are re-drawn with several seeds (halos, tiles and padding are where luck hides).
-MULTI_SEED = {"pool": (0, 1, 2), "conv": (0, 1, 2), "matmul": (0, 1), "prefix_sum": (0, 1, 2)}
-
-
-def seeds(name):
-    return MULTI_SEED.get(name, (0,))
 
 
 def test_the_fourteen_are_registered_in_order():
@@ -28,61 +18,16 @@ def test_the_fourteen_are_registered_in_order():
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_reference_passes(name):
-    p = puzzles.get(name)
-    for seed in seeds(name):
-        result = check(p, p.reference, seed=seed, gpu=False)
-        assert result.cases >= 5
-
-
-def _stub_kernel(p):
-    """Compile the learner's stub the way a notebook cell would, in a copy of the module's globals."""
-    module = sys.modules[p.reference.py_func.__module__]
-    filename = f"<stub {p.name}>"
-    source = p.stub
-    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
-    namespace = dict(vars(module))
-    exec(compile(source, filename, "exec"), namespace)
-    return namespace[p.reference.py_func.__name__]
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_stub_is_not_solved(name):
-    p = puzzles.get(name)
-    assert "FILL ME IN" in p.stub and BEGIN not in p.stub and END not in p.stub
-    with pytest.raises(NotSolvedYet):
-        check(p, _stub_kernel(p), seed=0, gpu=False)
-
-
-def _mutant_params():
-    return [pytest.param(p, *m, id=f"{p}-{m[0]}") for p in NAMES for m in MUTANTS[p]]
-
-
-@pytest.mark.parametrize("name,mutant,kernel,exc,detail", _mutant_params())
-def test_mutant_is_rejected_for_the_right_reason(name, mutant, kernel, exc, detail):
-    for seed in seeds(name):
-        with pytest.raises(exc) as info:
-            check(puzzles.get(name), kernel, seed=seed, gpu=False)
-        assert type(info.value) is exc, f"{mutant}: {info.value}"
-        if exc is KernelDiagnosed:
-            allowed = detail if isinstance(detail, tuple) else (detail,)
-            assert type(info.value.diagnostic) in allowed, f"{mutant}: {info.value}"
-        elif exc is OverBudget:
-            assert info.value.field == detail, f"{mutant}: {info.value}"
+def test_at_least_five_cases(name):
+    assert len(puzzles.get(name).cases(np.random.default_rng(0))) >= 5
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_enough_mutants_and_variants(name):
-    assert len(MUTANTS[name]) >= 5
-    assert len(VARIANTS[name]) >= 2
-    assert len({m[0] for m in MUTANTS[name]}) == len(MUTANTS[name])
-
-
-@pytest.mark.parametrize("name,variant,kernel",
-                         [pytest.param(p, *v, id=f"{p}-{v[0]}") for p in NAMES for v in VARIANTS[p]])
-def test_correct_variant_passes(name, variant, kernel):
-    for seed in seeds(name):
-        check(puzzles.get(name), kernel, seed=seed, gpu=False)
+    c = controls(puzzles.module_of(name))
+    assert len(c.MUTANTS[name]) >= 5
+    assert len(c.VARIANTS[name]) >= 2
+    assert len({m[0] for m in c.MUTANTS[name]}) == len(c.MUTANTS[name])
 
 
 # ---------------------------------------------------------------- the cases themselves

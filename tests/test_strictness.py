@@ -4,13 +4,15 @@ Each test takes a kernel that exploits the weakness, where cheap first shows tha
 under the weak setting (arange inputs, zeroed outputs, b = a.T, one block, ...), then shows that
 `puzzles.check` rejects it for the right reason. Positive controls live in test_puzzles.py
 (every reference and variant passes on the same cases)."""
-import sys
+import pkgutil
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from numba import cuda
 
 import puzzles
+import tests.mutants.gpu_puzzles as _gp  # noqa: E402
 from helpers import sim
 from helpers.check import (
     InputModified,
@@ -22,9 +24,11 @@ from helpers.check import (
     run_case,
 )
 from helpers.sim.errors import BarrierDivergence, DataRace, OutOfBounds, ReadOnlyWrite, UninitializedRead
+from tests.conftest import mutants_module  # noqa: E402
 
-sys.path.insert(0, __file__.rsplit("/", 1)[0])
-import mutants as m  # noqa: E402
+# every GPU-puzzle mutant and variant kernel by name (they live in one mutants file per puzzle)
+m = SimpleNamespace(**{k: v for mod in pkgutil.iter_modules(_gp.__path__)
+                       for k, v in vars(mutants_module(f"puzzles.gpu_puzzles.{mod.name}")).items()})
 
 RNG = np.random.default_rng(1234)
 

@@ -352,28 +352,6 @@ def test_show_draws_the_diagnostic_instead_of_raising():
     assert "OutOfBounds" in texts(fig)
 
 
-@pytest.mark.parametrize("name", _puzzle_names() or ["(no puzzles registered)"])
-def test_every_view_renders_for_every_puzzle_reference(name):
-    if name.startswith("("):
-        pytest.skip("no puzzles registered yet")
-    pytest.importorskip("helpers.check")
-    import puzzles
-
-    p = puzzles.get(name)
-    run = run_once(p, p.reference)  # one simulation, every view drawn from it
-    trace = run.trace
-    limits = rules.limits(p.all_rules, run.case)
-    for fig in (
-        viz.access_map(trace),
-        viz.counts_view(trace, limits),
-        viz.coalescing_view(trace),
-        viz.banks_view(trace),
-        viz.paths_view(trace, title="paths"),
-    ):
-        render(fig, svg=False, dpi=50)
-        assert fig.get_suptitle()
-
-
 @pytest.mark.parametrize("view", ["access", "counts", "coalescing", "banks", "paths"])
 def test_puzzles_show_draws_every_view(view):
     names = _puzzle_names()
