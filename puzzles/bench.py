@@ -38,7 +38,7 @@ def chapter_modules(only=()):
 
 def goal_row(tag, module, rows):
     """One line of the goals table: (chapter, best, achieved, ceiling, fraction, goal, met)."""
-    from helpers import bench
+    from helpers import timing
     goal = getattr(module, "GOAL", None)
     if not goal:
         best = max((r for r in rows if not r.ceiling), key=lambda r: r.gflops or r.gbps, default=None)
@@ -48,7 +48,7 @@ def goal_row(tag, module, rows):
     if best is None:
         return (tag, goal["best"], "missing", _ceiling_text(rows), "-", f">= {goal['fraction']:.0%}", "NO")
     try:
-        frac = bench.fraction_of_ceiling(rows, best.name)
+        frac = timing.fraction_of_ceiling(rows, best.name)
     except ValueError as e:              # e.g. no SGEMM ceiling without CuPy
         return (tag, best.name, _rate_text(best), _ceiling_text(rows), "-", str(e), "?")
     met = "yes" if frac >= goal["fraction"] else "NO"
@@ -80,8 +80,8 @@ def main(argv=None) -> int:
                         help="run only this chapter (repeatable), e.g. --only ch10")
     args = parser.parse_args(argv)
 
-    from helpers import bench
-    reason = bench.skip_reason()
+    from helpers import timing
+    reason = timing.skip_reason()
     if reason:
         print(reason)
         return 0
@@ -110,7 +110,7 @@ def main(argv=None) -> int:
             failed.append(tag)
             goals.append((tag, "-", "crashed", "-", "-", "-", "NO"))
             continue
-        print(bench.table(rows))
+        print(timing.table(rows))
         goals.append(goal_row(tag, module, rows))
 
     print(f"\n== goals on {name} ==")

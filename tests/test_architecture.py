@@ -24,8 +24,7 @@ LAYERS = [
     ("helpers.puzzle", 4),  # plain data: Puzzle, Case, RunRecord
     ("helpers.check", 5),  # the harness
     ("helpers.viz", 5),  # pictures (and never the harness: see below)
-    ("helpers.bench", 5),  # GPU timing library
-    ("helpers.timing", 5),
+    ("helpers.timing", 5),  # GPU timing library
     ("puzzles", 6),  # exercise modules
     ("=puzzles", 7),  # the facade: check, show, hint, get, names
     ("=helpers", 7),  # helpers.setup / use / banner

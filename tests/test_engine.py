@@ -7,7 +7,7 @@ import numba.cuda as cuda
 import numpy as np
 import pytest
 
-from helpers import bench, engine
+from helpers import engine, timing
 from helpers.engine import EngineState
 
 
@@ -42,12 +42,12 @@ def test_skip_reason_asks_the_engine_state_not_the_environment(state, monkeypatc
     monkeypatch.delenv("MP_ENGINE", raising=False)
     state.gpu = True  # pretend a GPU is present
     state.name = "gpu"
-    assert bench.skip_reason() is None
+    assert timing.skip_reason() is None
     state.name = "sim"  # as after helpers.use("sim"), whatever MP_ENGINE says
     monkeypatch.setenv("MP_ENGINE", "gpu")
-    assert "simulator" in bench.skip_reason()
+    assert "simulator" in timing.skip_reason()
     state.gpu = False
-    assert "No CUDA GPU" in bench.skip_reason()
+    assert "No CUDA GPU" in timing.skip_reason()
 
 
 def test_gpu_stage_of_check_uses_the_real_functions_after_use_sim(state, monkeypatch):

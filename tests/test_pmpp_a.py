@@ -8,7 +8,7 @@ import pytest
 from numba import cuda, float32
 
 import puzzles
-from helpers import bench
+from helpers import timing
 from helpers.check import KernelDiagnosed, OverBudget, WrongAnswer
 from helpers.sim import errors
 from puzzles.pmpp import ch02_vector_add as ch02
@@ -420,14 +420,14 @@ def test_transfer_table_format():
     assert "43.0" in lines[1]
 
 
-@pytest.mark.skipif(bench.skip_reason() is None, reason="a GPU is present")
+@pytest.mark.skipif(timing.skip_reason() is None, reason="a GPU is present")
 @pytest.mark.parametrize("fn", [ch02.transfer_study, ch04.device_query])
 def test_gpu_only_helpers_refuse_cleanly(fn):
     with pytest.raises(RuntimeError, match="skipped"):
         fn()
 
 
-@pytest.mark.skipif(bench.skip_reason() is not None, reason="needs a CUDA GPU")
+@pytest.mark.skipif(timing.skip_reason() is not None, reason="needs a CUDA GPU")
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[1])
 def test_benchmark_small_scale(module):
     rows = module.benchmark(scale=1 / 64)

@@ -439,8 +439,8 @@ def test_benchmark_variants_on_sim(sim_engine):
 
 
 def test_benchmark_without_gpu():
-    from helpers import bench
-    if bench.skip_reason() is None:
+    from helpers import timing
+    if timing.skip_reason() is None:
         pytest.skip("a GPU is present: the benchmark is run by puzzles.bench instead")
     for m in MODULES:
         with pytest.raises(RuntimeError, match="timing skipped"):

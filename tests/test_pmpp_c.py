@@ -3,7 +3,7 @@
 Every variant passes the strict harness; every exercise stub raises NotSolvedYet; each exercise
 rejects at least two known-wrong kernels for the right reason; the host-side hierarchical scan
 is right on the simulator; the benchmark kernels (the same code recompiled with GPU-sized
-constants by helpers.bench.specialize) are right on the simulator at small sizes; and
+constants by helpers.timing.specialize) are right on the simulator at small sizes; and
 `python -m puzzles.bench` skips cleanly without a GPU.
 """
 import os
@@ -18,7 +18,6 @@ from numba import cuda
 
 import puzzles
 from helpers import sim
-from helpers.bench import specialize
 from helpers.check import KernelDiagnosed, OverBudget, WrongAnswer
 from helpers.sim.errors import (
     BarrierDivergence,
@@ -28,6 +27,7 @@ from helpers.sim.errors import (
     UninitializedRead,
     WarpDivergence,
 )
+from helpers.timing import specialize
 from puzzles.pmpp import ch10_reduction as ch10
 from puzzles.pmpp import ch11_scan as ch11
 from puzzles.pmpp import ch12_merge as ch12
@@ -590,12 +590,12 @@ def test_every_exercise_has_two_mutants():
 # ---------------------------------------------------------------- composed and GPU-sized kernels, simulated
 
 def test_hierarchical_scan_on_simulator(sim_engine):
-    from helpers import bench
+    from helpers import timing
     rng = np.random.default_rng(5)
     for n in (7, 300, 16 * 16 * 2 + 5):          # one level, two levels, three levels
         a = rng.uniform(-2, 2, n).astype(np.float32)
         got = ch11.hierarchical_scan(a).copy_to_host()
-        bench.validate(f"hierarchical_scan n={n}", got, np.cumsum(a.astype(np.float64)), rtol=1e-5, atol=1e-4)
+        timing.validate(f"hierarchical_scan n={n}", got, np.cumsum(a.astype(np.float64)), rtol=1e-5, atol=1e-4)
 
 
 def _run(kernel, grid, block, args, **kw):
@@ -654,7 +654,7 @@ def test_goals_declared():
 
 
 def test_goal_row_arithmetic():
-    from helpers.bench import Measurement
+    from helpers.timing import Measurement
     from puzzles.bench import goal_row
     rows = [Measurement("copy", 1.0, bytes=1000, ceiling=True),
             Measurement("ch10_reduce_shuffle", 1.0, bytes=850)]
@@ -688,9 +688,9 @@ def test_benchmark_code_path_on_simulator(module, sim_engine, monkeypatch):
     runs for real on the simulator, so a GPU run does not find a slip in the benchmark code."""
     import types
 
-    from helpers import bench
-    monkeypatch.setattr(bench, "time_gpu", lambda fn, **kw: (fn(), 1e-3)[1])
-    monkeypatch.setattr(bench, "copy_ceiling", lambda nbytes=1 << 30: bench.Measurement(
+    from helpers import timing
+    monkeypatch.setattr(timing, "time_gpu", lambda fn, **kw: (fn(), 1e-3)[1])
+    monkeypatch.setattr(timing, "copy_ceiling", lambda nbytes=1 << 30: timing.Measurement(
         "copy", 1e-3, bytes=2 * nbytes, ceiling=True))
     monkeypatch.setattr(cuda, "get_current_device", lambda: types.SimpleNamespace(MULTIPROCESSOR_COUNT=1))
     # direct launches cannot say cross_block_races=False; the single-pass scans need it

@@ -19,7 +19,7 @@ import numpy as np
 from numba import cuda, float32
 
 import puzzles
-from helpers import bench
+from helpers import timing
 from helpers.check import KernelDiagnosed, expect_failure
 from puzzles.pmpp import ch02_vector_add as ch02
 from puzzles.pmpp import ch03_grids as ch03
@@ -103,8 +103,8 @@ puzzles.check("ch02_vecadd_x4", vecadd_x4_kernel)
 # decide, not the kernel. The table below measures the three parts against NumPy on this machine.
 
 # %%
-if bench.skip_reason():
-    print(bench.skip_reason())
+if timing.skip_reason():
+    print(timing.skip_reason())
 else:
     print(ch02.transfer_table(ch02.transfer_study()))
 
@@ -218,12 +218,12 @@ puzzles.check("ch03_matmul", matmul_kernel)
 # device-to-device copy measured in the same run. The goal for the best vector add is 80% of it.
 
 # %%
-if bench.skip_reason():
-    print(bench.skip_reason())
+if timing.skip_reason():
+    print(timing.skip_reason())
 else:
     rows = ch02.benchmark()
-    print(bench.table(rows))
-    bench.bar_chart(rows, title="Vector add (ch. 2)")
+    print(timing.table(rows))
+    timing.bar_chart(rows, title="Vector add (ch. 2)")
     rows3 = ch03.benchmark()
-    print(bench.table(rows3))
-    bench.bar_chart([r for r in rows3 if not r.flops], title="Images (ch. 3)")
+    print(timing.table(rows3))
+    timing.bar_chart([r for r in rows3 if not r.flops], title="Images (ch. 3)")

@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt
 from numba import cuda  # noqa: F401 (the kernel cells use it)
 
 import puzzles
-from helpers import bench
+from helpers import timing
 from helpers.check import OverBudget, expect_failure
 from puzzles.pmpp import ch04_architecture as ch04
 
@@ -112,8 +112,8 @@ for gpu in ("T4 (sm_75)", "H100 (sm_90)"):
 # The limits above, as the driver reports them (GPU only):
 
 # %%
-if bench.skip_reason():
-    print(bench.skip_reason())
+if timing.skip_reason():
+    print(timing.skip_reason())
 else:
     for key, value in ch04.device_query().items():
         print(f"{key:40} {value}")
@@ -126,9 +126,9 @@ else:
 # long.
 
 # %%
-if bench.skip_reason():
-    print(bench.skip_reason())
+if timing.skip_reason():
+    print(timing.skip_reason())
 else:
     rows = ch04.benchmark()
-    print(bench.table(rows))
-    bench.bar_chart(rows, title="Divergence (ch. 4)")
+    print(timing.table(rows))
+    timing.bar_chart(rows, title="Divergence (ch. 4)")

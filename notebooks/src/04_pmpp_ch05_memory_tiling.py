@@ -17,7 +17,7 @@
 from numba import cuda, float32, uint32  # noqa: F401 (the kernel cells use them)
 
 import puzzles
-from helpers import bench
+from helpers import timing
 from helpers.check import OverBudget, expect_failure
 from puzzles.pmpp import ch03_grids as ch03
 from puzzles.pmpp import ch05_memory_tiling as ch05
@@ -141,9 +141,9 @@ print("128-bit shared loads:", ptx.count("ld.shared.v4.f32"), "| scalar shared l
 # of cuBLAS or better (the prefetching one gets there).
 
 # %%
-if bench.skip_reason():
-    print(bench.skip_reason())
+if timing.skip_reason():
+    print(timing.skip_reason())
 else:
     rows = ch05.benchmark()
-    print(bench.table(rows))
-    bench.bar_chart(rows, title="SGEMM (ch. 5)")
+    print(timing.table(rows))
+    timing.bar_chart(rows, title="SGEMM (ch. 5)")

@@ -21,7 +21,7 @@
 from numba import cuda, float32
 
 import puzzles
-from helpers import bench
+from helpers import timing
 from helpers.check import KernelDiagnosed, expect_failure
 from puzzles.pmpp import ch06_performance as ch06
 
@@ -182,9 +182,9 @@ puzzles.check("ch06_transpose_coarse", transpose_coarse)
 # and does nothing.
 
 # %%
-if bench.skip_reason():
-    print(bench.skip_reason())
+if timing.skip_reason():
+    print(timing.skip_reason())
 else:
     rows = ch06.benchmark()
-    print(bench.table(rows))
-    bench.bar_chart(rows, title="Transpose: naive vs corner-turned vs coarsened")
+    print(timing.table(rows))
+    timing.bar_chart(rows, title="Transpose: naive vs corner-turned vs coarsened")

@@ -18,7 +18,7 @@ import numpy as np
 from numba import cuda, float32
 
 import puzzles
-from helpers import bench
+from helpers import timing
 from helpers.check import KernelDiagnosed, OverBudget, expect_failure
 from puzzles.pmpp import ch07_convolution as ch07
 
@@ -188,12 +188,12 @@ puzzles.check("ch07_conv2d_register", conv2d_register)
 # The minimum traffic is the image read once and the output written once.
 
 # %%
-if bench.skip_reason():
-    print(bench.skip_reason())
+if timing.skip_reason():
+    print(timing.skip_reason())
 else:
     rows = ch07.benchmark()
-    print(bench.table(rows))
-    bench.bar_chart(rows, title="2-D convolution, 3 x 3 filter")
+    print(timing.table(rows))
+    timing.bar_chart(rows, title="2-D convolution, 3 x 3 filter")
 
 # %% [markdown]
 # Check your understanding: the spec function is plain NumPy. Compare it with the kernel on a random

@@ -20,7 +20,7 @@ import numpy as np
 from numba import cuda, float32  # noqa: F401  (float32: the shared arrays in the kernel cells)
 
 import puzzles
-from helpers import bench
+from helpers import timing
 from helpers.check import OverBudget, expect_failure
 from puzzles.pmpp import ch08_stencil as ch08
 
@@ -129,12 +129,12 @@ expect_failure(OverBudget, puzzles.check, "ch08_stencil_register", ch08.stencil_
 # so the copy is the ceiling.
 
 # %%
-if bench.skip_reason():
-    print(bench.skip_reason())
+if timing.skip_reason():
+    print(timing.skip_reason())
 else:
     rows = ch08.benchmark()
-    print(bench.table(rows))
-    bench.bar_chart(rows, title="3-D seven-point stencil")
+    print(timing.table(rows))
+    timing.bar_chart(rows, title="3-D seven-point stencil")
 
 # %% [markdown]
 # Your own run: a random grid, launched directly (GPU if present, else the simulator), compared

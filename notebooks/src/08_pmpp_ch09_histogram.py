@@ -19,7 +19,7 @@ import numpy as np
 from numba import cuda, int32  # noqa: F401  (int32: the shared arrays in the kernel cells)
 
 import puzzles
-from helpers import bench
+from helpers import timing
 from helpers.check import KernelDiagnosed, OverBudget, expect_failure
 from puzzles.pmpp import ch09_histogram as ch09
 
@@ -165,12 +165,12 @@ puzzles.check("ch09_hist_unrolled", hist_unrolled)
 # first two to be far behind: one global atomic per element.
 
 # %%
-if bench.skip_reason():
-    print(bench.skip_reason())
+if timing.skip_reason():
+    print(timing.skip_reason())
 else:
     rows = ch09.benchmark()
-    print(bench.table(rows))
-    bench.bar_chart(rows, title="Histogram, 64 bins")
+    print(timing.table(rows))
+    timing.bar_chart(rows, title="Histogram, 64 bins")
 
 # %% [markdown]
 # Your own run, launched directly (GPU if present, else the simulator):

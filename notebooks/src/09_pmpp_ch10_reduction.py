@@ -25,7 +25,7 @@ import numpy as np
 from numba import cuda
 
 import puzzles
-from helpers import bench
+from helpers import timing
 from helpers.check import KernelDiagnosed, expect_failure
 from puzzles.pmpp import ch10_reduction as ch10
 
@@ -203,14 +203,14 @@ puzzles.check("ch10_reduce_shuffle", reduce_shuffle)
 # read once; the ceiling is a device-to-device copy measured in the same run. The goal for the best
 # variant is 80% of the copy's bandwidth. On a CPU machine this cell says so and does nothing.
 # The benchmark launches the very kernels above, recompiled with GPU-sized constants
-# (`helpers.bench.specialize`): 256 to 1024 threads per block, `COARSE = 8`. Each timing covers a
+# (`helpers.timing.specialize`): 256 to 1024 threads per block, `COARSE = 8`. Each timing covers a
 # batch of launches back to back: one Numba launch costs the CPU about as long as this kernel runs on
 # the GPU, and in a batch the GPU's queue hides that.
 
 # %%
-if bench.skip_reason():
-    print(bench.skip_reason())
+if timing.skip_reason():
+    print(timing.skip_reason())
 else:
     rows = ch10.benchmark()
-    print(bench.table(rows))
-    bench.bar_chart(rows, title="Reduction (sum of 256 MiB of float32)")
+    print(timing.table(rows))
+    timing.bar_chart(rows, title="Reduction (sum of 256 MiB of float32)")

@@ -27,7 +27,7 @@ import numpy as np
 from numba import cuda
 
 import puzzles
-from helpers import bench
+from helpers import timing
 from helpers.check import KernelDiagnosed, expect_failure
 from puzzles.pmpp import ch11_scan as ch11
 
@@ -192,7 +192,7 @@ puzzles.check("ch11_add_sums", add_block_sums)
 # %%
 a = np.random.default_rng(1).uniform(-1, 1, 1000).astype(np.float32)
 got = ch11.hierarchical_scan(a).copy_to_host()
-bench.validate("hierarchical scan", got, np.cumsum(a, dtype=np.float64), rtol=1e-5, atol=1e-4)
+timing.validate("hierarchical scan", got, np.cumsum(a, dtype=np.float64), rtol=1e-5, atol=1e-4)
 print("hierarchical scan of 1000 elements: right; last total", got[-1])
 
 # %% [markdown]
@@ -255,9 +255,9 @@ puzzles.check("ch11_lookback", lookback_scan)
 # H200. On a CPU machine this cell says so and does nothing.
 
 # %%
-if bench.skip_reason():
-    print(bench.skip_reason())
+if timing.skip_reason():
+    print(timing.skip_reason())
 else:
     rows = ch11.benchmark()
-    print(bench.table(rows))
-    bench.bar_chart(rows, title="Scan (256 MiB of float32)")
+    print(timing.table(rows))
+    timing.bar_chart(rows, title="Scan (256 MiB of float32)")

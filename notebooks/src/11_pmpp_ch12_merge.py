@@ -27,7 +27,7 @@ import numpy as np
 from numba import cuda
 
 import puzzles
-from helpers import bench
+from helpers import timing
 from helpers.check import WrongAnswer, expect_failure
 from puzzles.pmpp import ch12_merge as ch12
 
@@ -184,9 +184,9 @@ print("sorted:", bool(np.all(np.diff(c) >= 0)), " same elements:",
 # loads are worth. On a CPU machine this cell says so and does nothing.
 
 # %%
-if bench.skip_reason():
-    print(bench.skip_reason())
+if timing.skip_reason():
+    print(timing.skip_reason())
 else:
     rows = ch12.benchmark()
-    print(bench.table(rows))
-    bench.bar_chart(rows, title="Merge (2 x 128 MiB of float32)")
+    print(timing.table(rows))
+    timing.bar_chart(rows, title="Merge (2 x 128 MiB of float32)")

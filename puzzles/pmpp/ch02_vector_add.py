@@ -9,7 +9,7 @@ import time
 import numpy as np
 from numba import cuda
 
-from helpers import bench
+from helpers import timing
 from helpers.puzzle import Budget, Case, Puzzle
 
 CHAPTER = "pmpp-02"
@@ -179,7 +179,7 @@ def benchmark(scale: float = 1.0) -> list:
         for tpb in (64, 128, 256, 512, 1024):
             dout.copy_to_device(np.full(nv, np.nan, np.float32))
             kernel[config(nv, tpb)](dout, da, db, nv)
-            bench.validate(f"{name} (block {tpb})", dout.copy_to_host(), a + b)
+            timing.validate(f"{name} (block {tpb})", dout.copy_to_host(), a + b)
 
     n = max(1 << 16, int((64 << 20) * scale)) + 3          # 256 MiB per float32 array at scale 1
     a, b = _vectors(rng, n)
@@ -187,10 +187,10 @@ def benchmark(scale: float = 1.0) -> list:
     rows = []
     for name, kernel, config in variants:
         cfg = config(n, 256)
-        seconds = bench.time_gpu(lambda k=kernel, c=cfg: k[c](dout, da, db, n))
-        bench.validate(name, dout.copy_to_host(), a + b)
-        rows.append(bench.Measurement(name, seconds, bytes=3 * 4 * n))
-    rows.append(bench.copy_ceiling(4 * n))
+        seconds = timing.time_gpu(lambda k=kernel, c=cfg: k[c](dout, da, db, n))
+        timing.validate(name, dout.copy_to_host(), a + b)
+        rows.append(timing.Measurement(name, seconds, bytes=3 * 4 * n))
+    rows.append(timing.copy_ceiling(4 * n))
     return rows
 
 
@@ -214,7 +214,7 @@ def _transfer_row(a, b, reps):
     h2d = _median_wall(lambda: (cuda.to_device(a), cuda.to_device(b)), reps)
     kernel = _median_wall(lambda: vecadd_kernel[cfg](dout, da, db, n), reps)
     d2h = _median_wall(lambda: dout.copy_to_host(out), reps)
-    bench.validate(f"vecadd n={n}", out, a + b)
+    timing.validate(f"vecadd n={n}", out, a + b)
     cpu = _median_wall(lambda: np.add(a, b, out=out), reps)
     return {"n": n, "MiB": 3 * 4 * n / 2**20, "h2d": h2d, "kernel": kernel, "d2h": d2h,
             "gpu_total": h2d + kernel + d2h, "cpu": cpu}
@@ -225,7 +225,7 @@ def transfer_study(sizes=(1 << 10, 1 << 14, 1 << 18, 1 << 21, 1 << 24), reps=15)
 
     Wall-clock medians in seconds: what a program waits for, launch and driver overheads included.
     """
-    reason = bench.skip_reason()
+    reason = timing.skip_reason()
     if reason:
         raise RuntimeError(reason)
     rng = np.random.default_rng(3)

@@ -8,7 +8,7 @@ import math
 import numpy as np
 from numba import cuda, float32
 
-from helpers import bench
+from helpers import timing
 from helpers.puzzle import Budget, Case, Puzzle
 
 CHAPTER = "pmpp-03"
@@ -219,23 +219,23 @@ def benchmark(scale: float = 1.0) -> list:
     for block in ((16, 16), (32, 8), (8, 32), (32, 32)):
         grid = _grid2d(h, w, block)
         grayscale_kernel[grid, block](dout, drgb, h, w)
-        bench.validate(f"grayscale (block {block})", dout.copy_to_host(), spec_grayscale(rgb, h, w))
+        timing.validate(f"grayscale (block {block})", dout.copy_to_host(), spec_grayscale(rgb, h, w))
         blur_kernel[grid, block](dout, dimg, h, w)
-        bench.validate(f"blur (block {block})", dout.copy_to_host(), spec_blur(img, h, w))
+        timing.validate(f"blur (block {block})", dout.copy_to_host(), spec_blur(img, h, w))
 
     side = max(256, int(8192 * math.sqrt(scale)))         # 256 MiB gray image at scale 1
     rgb = rng.random((side, side, 3), dtype=np.float32)
     drgb, dout = cuda.to_device(rgb), cuda.device_array((side, side), np.float32)
     block = (32, 8)
     grid = _grid2d(side, side, block)
-    rows = [bench.Measurement("grayscale", bench.time_gpu(
+    rows = [timing.Measurement("grayscale", timing.time_gpu(
         lambda: grayscale_kernel[grid, block](dout, drgb, side, side)), bytes=16 * side * side)]
     img = rgb[..., 0].copy()
     dimg = cuda.to_device(img)
-    rows.append(bench.Measurement("blur 3x3", bench.time_gpu(
+    rows.append(timing.Measurement("blur 3x3", timing.time_gpu(
         lambda: blur_kernel[grid, block](dout, dimg, side, side)), bytes=8 * side * side))
-    bench.validate("blur 3x3", dout.copy_to_host(), spec_blur(img, side, side))
-    rows.append(bench.copy_ceiling(4 * side * side))
+    timing.validate("blur 3x3", dout.copy_to_host(), spec_blur(img, side, side))
+    rows.append(timing.copy_ceiling(4 * side * side))
     rows.extend(_matmul_rows(rng, scale))
     return rows
 
@@ -247,7 +247,7 @@ def _matmul_rows(rng, scale):
     dm, dn, dp = cuda.to_device(m), cuda.to_device(n), cuda.device_array((rows, cols), np.float32)
     for block in ((16, 16), (32, 8), (8, 8)):
         matmul_kernel[_grid2d(rows, cols, block), block](dp, dm, dn, rows, inner, cols)
-        bench.validate(f"naive matmul (block {block})", dp.copy_to_host(),
+        timing.validate(f"naive matmul (block {block})", dp.copy_to_host(),
                        spec_matmul(m, n, rows, inner, cols), rtol=1e-3, atol=1e-3)
     size = max(256, int(2048 * scale ** (1 / 3)))
     dm = cuda.to_device(rng.normal(0, 1, (size, size)).astype(np.float32))
@@ -255,10 +255,10 @@ def _matmul_rows(rng, scale):
     dp = cuda.device_array((size, size), np.float32)
     block = (16, 16)
     grid = _grid2d(size, size, block)
-    seconds = bench.time_gpu(lambda: matmul_kernel[grid, block](dp, dm, dn, size, size, size),
+    seconds = timing.time_gpu(lambda: matmul_kernel[grid, block](dp, dm, dn, size, size, size),
                              warmup=1, reps=5)
-    out = [bench.Measurement(f"naive matmul {size}", seconds, bytes=3 * 4 * size * size, flops=2 * size ** 3)]
-    ceiling = bench.sgemm_ceiling(size)
+    out = [timing.Measurement(f"naive matmul {size}", seconds, bytes=3 * 4 * size * size, flops=2 * size ** 3)]
+    ceiling = timing.sgemm_ceiling(size)
     if ceiling is not None:
         out.append(ceiling)
     return out

@@ -9,7 +9,7 @@ import math
 import numpy as np
 from numba import cuda
 
-from helpers import bench
+from helpers import timing
 from helpers.metrics import lane_paths, paths_per_warp  # noqa: F401  (the chapter's measures)
 from helpers.puzzle import Budget, Case, Puzzle
 from helpers.rules import max_paths_per_warp
@@ -222,7 +222,7 @@ DEVICE_ATTRIBUTES = (
 
 def device_query() -> dict:
     """The current GPU's name, compute capability and the attributes above (GPU only)."""
-    reason = bench.skip_reason()
+    reason = timing.skip_reason()
     if reason:
         raise RuntimeError(reason)
     dev = cuda.get_current_device()
@@ -292,12 +292,12 @@ def benchmark(scale: float = 1.0) -> list:
     for name, kernel in variants:
         for tpb in (64, 128, 256, 1024):
             kernel[math.ceil(nv / tpb), tpb](dout, da, nv)
-            bench.validate(f"{name} (block {tpb})", dout.copy_to_host(), expected, rtol=1e-4, atol=1e-5)
+            timing.validate(f"{name} (block {tpb})", dout.copy_to_host(), expected, rtol=1e-4, atol=1e-5)
     n = max(1 << 16, int((64 << 20) * scale))
     da, dout = cuda.to_device(rng.uniform(-3, 3, n).astype(np.float32)), cuda.device_array(n, np.float32)
     rows = []
     for name, kernel in variants:
         grid = math.ceil(n / 256)
-        seconds = bench.time_gpu(lambda k=kernel, g=grid: k[g, 256](dout, da, n))
-        rows.append(bench.Measurement(name, seconds, bytes=8 * n, flops=2 * ROUNDS * n))
+        seconds = timing.time_gpu(lambda k=kernel, g=grid: k[g, 256](dout, da, n))
+        rows.append(timing.Measurement(name, seconds, bytes=8 * n, flops=2 * ROUNDS * n))
     return rows

@@ -13,9 +13,9 @@ import math
 import numpy as np
 from numba import cuda, float32, uint32
 
-from helpers import bench
-from helpers.bench import specialize
+from helpers import timing
 from helpers.puzzle import Budget, Case, Puzzle
+from helpers.timing import specialize
 from puzzles.pmpp.ch03_grids import matmul_kernel, spec_matmul
 
 CHAPTER = "pmpp-05"
@@ -437,7 +437,7 @@ def benchmark(scale: float = 1.0) -> list:
         for name, launch in launchers:
             dp = cuda.to_device(np.full((rows, cols), np.nan, np.float32))
             launch(dp, dm, dn, rows, inner, cols)
-            bench.validate(f"{name} ({rows}x{inner} @ {inner}x{cols})", dp.copy_to_host(), expected,
+            timing.validate(f"{name} ({rows}x{inner} @ {inner}x{cols})", dp.copy_to_host(), expected,
                            rtol=1e-3, atol=1e-3 * math.sqrt(inner))
 
     size = max(256, int(4096 * scale ** (1 / 3)) // 128 * 128)
@@ -447,15 +447,15 @@ def benchmark(scale: float = 1.0) -> list:
     rows_out = []
     for name, launch in launchers:
         slow = name.startswith("naive")
-        seconds = bench.time_gpu(lambda f=launch: f(dp, dm, dn, size, size, size),
+        seconds = timing.time_gpu(lambda f=launch: f(dp, dm, dn, size, size, size),
                                  warmup=1 if slow else 3, reps=5 if slow else 20)
-        rows_out.append(bench.Measurement(name, seconds, bytes=3 * 4 * size * size, flops=2 * size ** 3))
+        rows_out.append(timing.Measurement(name, seconds, bytes=3 * 4 * size * size, flops=2 * size ** 3))
     # spot-check the big result of the last (best) variant on a few rows
     got = dp.copy_to_host()
     pick = rng.choice(size, 8, replace=False)
     expected = (m[pick].astype(np.float64) @ n).astype(np.float32)
-    bench.validate(f"{BEST} ({size}^3, 8 rows)", got[pick], expected, rtol=1e-3, atol=1e-3 * math.sqrt(size))
-    ceiling = bench.sgemm_ceiling(size)
+    timing.validate(f"{BEST} ({size}^3, 8 rows)", got[pick], expected, rtol=1e-3, atol=1e-3 * math.sqrt(size))
+    ceiling = timing.sgemm_ceiling(size)
     if ceiling is not None:
         rows_out.append(ceiling)
     return rows_out

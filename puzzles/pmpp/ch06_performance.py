@@ -16,9 +16,9 @@ import math
 import numpy as np
 from numba import cuda, float32
 
-from helpers import bench
-from helpers.bench import specialize
+from helpers import timing
 from helpers.puzzle import Budget, Case, Puzzle
+from helpers.timing import specialize
 
 TILE = 8            # a block handles a TILE x TILE tile (32 in the GPU benchmark)
 TILE_P = TILE + 1   # shared row length: one spare column so a tile column spans distinct banks
@@ -186,13 +186,13 @@ def validate_variants(shapes=((1000, 777), (33, 65)), configs=((32, 8), (16, 4))
                 a = rng.standard_normal((h, w)).astype(np.float32)
                 d_out = cuda.device_array((w, h), np.float32)
                 launch(d_out, cuda.to_device(a))
-                bench.validate(f"{name} (TILE={tile}, ROWS={rows}, {h}x{w})", d_out.copy_to_host(), a.T)
+                timing.validate(f"{name} (TILE={tile}, ROWS={rows}, {h}x{w})", d_out.copy_to_host(), a.T)
 
 
 def benchmark(scale: float = 1.0):
     """Naive vs corner-turned vs coarsened transpose of a 256 MiB matrix (at scale 1), plus the copy
     ceiling measured in the same run."""
-    reason = bench.skip_reason()
+    reason = timing.skip_reason()
     if reason:
         raise RuntimeError(reason)
     validate_variants()
@@ -200,9 +200,9 @@ def benchmark(scale: float = 1.0):
     w = h + 64                              # not square, still a multiple of the tile
     a = cuda.to_device(np.random.default_rng(2).standard_normal((h, w)).astype(np.float32))
     out = cuda.device_array((w, h), np.float32)
-    rows = [bench.Measurement(name, bench.time_gpu(lambda launch=launch: launch(out, a)), bytes=2 * h * w * 4)
+    rows = [timing.Measurement(name, timing.time_gpu(lambda launch=launch: launch(out, a)), bytes=2 * h * w * 4)
             for name, launch in variants().items()]
-    rows.append(bench.copy_ceiling(h * w * 4))
+    rows.append(timing.copy_ceiling(h * w * 4))
     return rows
 
 

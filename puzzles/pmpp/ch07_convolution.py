@@ -17,9 +17,9 @@ import math
 import numpy as np
 from numba import cuda, float32
 
-from helpers import bench
-from helpers.bench import specialize
+from helpers import timing
 from helpers.puzzle import Budget, Case, Puzzle
+from helpers.timing import specialize
 
 R = 1                   # filter radius
 FW = 2 * R + 1          # filter width
@@ -352,12 +352,12 @@ def validate_variants(shapes=((1000, 1333), (45, 37)), seed=1):
             a = rng.standard_normal((h, w)).astype(np.float32)
             d_out = cuda.device_array((h, w), np.float32)
             launch(d_out, cuda.to_device(a), d_f)
-            bench.validate(f"{name} ({h}x{w})", d_out.copy_to_host(), conv2d(a, FILTER), rtol=1e-4, atol=1e-4)
+            timing.validate(f"{name} ({h}x{w})", d_out.copy_to_host(), conv2d(a, FILTER), rtol=1e-4, atol=1e-4)
 
 
 def benchmark(scale: float = 1.0):
     """The five kernels on a 256 MiB image (at scale 1), bytes = image read once + written once."""
-    reason = bench.skip_reason()
+    reason = timing.skip_reason()
     if reason:
         raise RuntimeError(reason)
     validate_variants()
@@ -366,10 +366,10 @@ def benchmark(scale: float = 1.0):
     a = cuda.to_device(np.random.default_rng(2).standard_normal((h, w)).astype(np.float32))
     f = cuda.to_device(FILTER)
     out = cuda.device_array((h, w), np.float32)
-    rows = [bench.Measurement(name, bench.time_gpu(lambda launch=launch: launch(out, a, f)),
+    rows = [timing.Measurement(name, timing.time_gpu(lambda launch=launch: launch(out, a, f)),
                               bytes=2 * h * w * 4)
             for name, launch in variants().items()]
-    rows.append(bench.copy_ceiling(h * w * 4))
+    rows.append(timing.copy_ceiling(h * w * 4))
     return rows
 
 

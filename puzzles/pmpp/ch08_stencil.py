@@ -15,9 +15,9 @@ import math
 import numpy as np
 from numba import cuda, float32
 
-from helpers import bench
-from helpers.bench import specialize
+from helpers import timing
 from helpers.puzzle import Budget, Case, Puzzle
+from helpers.timing import specialize
 
 # Seven distinct coefficients, so a neighbour taken from the wrong side shows up.
 # float32 so the kernel computes in float32 (a Python float would promote every term to float64).
@@ -308,12 +308,12 @@ def validate_variants(shapes=((70, 45, 101), (5, 9, 40)), seed=1):
             a = rng.standard_normal(shape).astype(np.float32)
             d_out = cuda.device_array(shape, np.float32)
             launch(d_out, cuda.to_device(a))
-            bench.validate(f"{name} {shape}", d_out.copy_to_host(), stencil(a), rtol=1e-4, atol=1e-5)
+            timing.validate(f"{name} {shape}", d_out.copy_to_host(), stencil(a), rtol=1e-4, atol=1e-5)
 
 
 def benchmark(scale: float = 1.0):
     """The four kernels on a 256 MiB grid (at scale 1); bytes = grid read once + written once."""
-    reason = bench.skip_reason()
+    reason = timing.skip_reason()
     if reason:
         raise RuntimeError(reason)
     validate_variants()
@@ -322,9 +322,9 @@ def benchmark(scale: float = 1.0):
     a = cuda.to_device(np.random.default_rng(2).standard_normal(shape).astype(np.float32))
     out = cuda.device_array(shape, np.float32)
     nbytes = int(np.prod(shape)) * 4
-    rows = [bench.Measurement(name, bench.time_gpu(lambda launch=launch: launch(out, a)), bytes=2 * nbytes)
+    rows = [timing.Measurement(name, timing.time_gpu(lambda launch=launch: launch(out, a)), bytes=2 * nbytes)
             for name, launch in variants().items()]
-    rows.append(bench.copy_ceiling(nbytes))
+    rows.append(timing.copy_ceiling(nbytes))
     return rows
 
 

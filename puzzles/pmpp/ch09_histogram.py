@@ -18,9 +18,9 @@ import math
 import numpy as np
 from numba import cuda, int32
 
-from helpers import bench
-from helpers.bench import specialize
+from helpers import timing
 from helpers.puzzle import Budget, Case, Puzzle
+from helpers.timing import specialize
 
 NUM_BINS = 64
 BIN_WIDTH = 16
@@ -374,14 +374,14 @@ def validate_variants(sizes=(1_000_003, 4099), block=GPU_BLOCK, blocks=None, see
         for name, (launch, _) in variants(block, blocks).items():
             hist = cuda.to_device(np.zeros(NUM_BINS, np.int32))
             launch(hist, priv, d_data)
-            bench.validate(f"{name} (n={n})", hist.copy_to_host(), histogram(data), rtol=0, atol=0)
+            timing.validate(f"{name} (n={n})", hist.copy_to_host(), histogram(data), rtol=0, atol=0)
             if not np.all(priv.copy_to_host() == 0):
                 raise AssertionError(f"{name}: scratch `priv` not left zeroed")
 
 
 def benchmark(scale: float = 1.0):
     """Every variant on 256 MiB of int32 data (at scale 1); bytes = data read once + bins written once."""
-    reason = bench.skip_reason()
+    reason = timing.skip_reason()
     if reason:
         raise RuntimeError(reason)
     validate_variants()
@@ -393,9 +393,9 @@ def benchmark(scale: float = 1.0):
     for name, (launch, slow) in variants().items():
         # hist accumulates (and wraps) over the timed launches: fine for timing; validation ran above.
         reps = dict(warmup=1, reps=5) if slow else {}
-        seconds = bench.time_gpu(lambda launch=launch: launch(hist, priv, data), **reps)
-        rows.append(bench.Measurement(name, seconds, bytes=n * 4 + NUM_BINS * 4))
-    rows.append(bench.copy_ceiling(n * 4))
+        seconds = timing.time_gpu(lambda launch=launch: launch(hist, priv, data), **reps)
+        rows.append(timing.Measurement(name, seconds, bytes=n * 4 + NUM_BINS * 4))
+    rows.append(timing.copy_ceiling(n * 4))
     return rows
 
 

@@ -320,8 +320,8 @@ def _bench_data(rng, n):
 
 def benchmark(scale: float = 1.0):
     """Validate, then time, the any-length reductions. Bytes: the input read once."""
-    from helpers import bench
-    from helpers.bench import specialize
+    from helpers import timing
+    from helpers.timing import specialize
     dev = cuda.get_current_device()
     sms = dev.MULTIPROCESSOR_COUNT
     rng = np.random.default_rng(10)
@@ -353,7 +353,7 @@ def benchmark(scale: float = 1.0):
         for (name, tpb), launch in variants.items():
             out = cuda.to_device(np.zeros(1, np.float32))
             launch(out, d_a)
-            bench.validate(f"{name} ({tpb} threads, n={n})", out.copy_to_host(), expected, rtol=0, atol=0)
+            timing.validate(f"{name} ({tpb} threads, n={n})", out.copy_to_host(), expected, rtol=0, atol=0)
 
     n = max(1 << 12, int((64 << 20) * scale))       # 256 MiB of float32 at scale 1
     a = _bench_data(rng, n)
@@ -361,19 +361,19 @@ def benchmark(scale: float = 1.0):
     expected = np.array([a.astype(np.float64).sum()], np.float32)
     out = cuda.device_array(1, np.float32)
     zero = cuda.to_device(np.zeros(1, np.float32))
-    rows = [bench.copy_ceiling(n * 4)]
+    rows = [timing.copy_ceiling(n * 4)]
     best = {}
     for (name, tpb), launch in variants.items():
         def run(launch=launch):
             out.copy_to_device(zero)          # the atomics accumulate: start from 0 each launch
             launch(out, d_a)
         run()
-        bench.validate(f"{name} ({tpb} threads)", out.copy_to_host(), expected, rtol=0, atol=0)
+        timing.validate(f"{name} ({tpb} threads)", out.copy_to_host(), expected, rtol=0, atol=0)
         # timed without the 4-byte reset between launches (checked above; the sum's value does not
         # change the kernel's time): the reset's CPU cost per launch rivals this kernel's GPU time
-        seconds = bench.time_gpu(lambda launch=launch: launch(out, d_a))
+        seconds = timing.time_gpu(lambda launch=launch: launch(out, d_a))
         if name not in best or seconds < best[name]:
             best[name] = seconds
     # one row per variant: its best block size
-    rows += [bench.Measurement(name, s, bytes=n * 4) for name, s in best.items()]
+    rows += [timing.Measurement(name, s, bytes=n * 4) for name, s in best.items()]
     return rows

@@ -638,8 +638,8 @@ def _single_pass(kernel, section, tpb, out, a, two_sums=False):
 
 def benchmark(scale: float = 1.0):
     """Validate, then time, the full-length scans. Bytes: input read once, output written once."""
-    from helpers import bench
-    from helpers.bench import specialize
+    from helpers import timing
+    from helpers.timing import specialize
     rng = np.random.default_rng(11)
     ks = specialize(scan_blocks, TPB=1024)
     add = specialize(add_block_sums, TPB=1024)
@@ -652,15 +652,15 @@ def benchmark(scale: float = 1.0):
         a = _bench_data(rng, n)
         expected = np.cumsum(a, dtype=np.float64).astype(np.float32)
         d_a = cuda.to_device(a)
-        bench.validate(f"ch11_hierarchical (n={n})", hierarchical_scan(d_a, ks, add, 1024).copy_to_host(),
+        timing.validate(f"ch11_hierarchical (n={n})", hierarchical_scan(d_a, ks, add, 1024).copy_to_host(),
                        expected, rtol=0, atol=0)
         out = cuda.device_array(n, np.float32)
         _single_pass(domino, 1024, 1024, out, d_a)()
-        bench.validate(f"ch11_domino (n={n})", out.copy_to_host(), expected, rtol=0, atol=0)
+        timing.validate(f"ch11_domino (n={n})", out.copy_to_host(), expected, rtol=0, atol=0)
         for (tpb, items), kern in lookback.items():
             out = cuda.device_array(n, np.float32)
             _single_pass(kern, tpb * items, tpb, out, d_a, two_sums=True)()
-            bench.validate(f"ch11_lookback (n={n}, {tpb} threads x {items})", out.copy_to_host(), expected,
+            timing.validate(f"ch11_lookback (n={n}, {tpb} threads x {items})", out.copy_to_host(), expected,
                            rtol=0, atol=0)
 
     n = max(1 << 12, int((64 << 20) * scale))       # 256 MiB of float32 at scale 1
@@ -669,12 +669,12 @@ def benchmark(scale: float = 1.0):
     d_a = cuda.to_device(a)
     out = cuda.device_array(n, np.float32)
     nbytes = 2 * n * 4
-    rows = [bench.copy_ceiling(n * 4)]
+    rows = [timing.copy_ceiling(n * 4)]
 
     plan = hierarchical_plan(n, ks, add, 1024)        # buffers allocated once, outside the timing
-    bench.validate("ch11_hierarchical", plan(d_a).copy_to_host(), expected, rtol=0, atol=0)
-    seconds = bench.time_gpu(lambda: plan(d_a))
-    rows.append(bench.Measurement("ch11_hierarchical", seconds, bytes=nbytes))
+    timing.validate("ch11_hierarchical", plan(d_a).copy_to_host(), expected, rtol=0, atol=0)
+    seconds = timing.time_gpu(lambda: plan(d_a))
+    rows.append(timing.Measurement("ch11_hierarchical", seconds, bytes=nbytes))
     # the reset kernel (flags and counter, a few KiB) is part of every single-pass launch
     runs = [("ch11_domino", domino, 1024, 1024, 5)]
     runs += [("ch11_lookback", kern, tpb * items, tpb, 30) for (tpb, items), kern in lookback.items()]
@@ -682,9 +682,9 @@ def benchmark(scale: float = 1.0):
     for name, kern, section, tpb, reps in runs:
         launch = _single_pass(kern, section, tpb, out, d_a, two_sums=name == "ch11_lookback")
         launch()
-        bench.validate(f"{name} ({tpb} threads)", out.copy_to_host(), expected, rtol=0, atol=0)
-        seconds = bench.time_gpu(launch, reps=reps)
+        timing.validate(f"{name} ({tpb} threads)", out.copy_to_host(), expected, rtol=0, atol=0)
+        seconds = timing.time_gpu(launch, reps=reps)
         best[name] = min(seconds, best.get(name, seconds))
     # one row per variant: its best block shape
-    rows += [bench.Measurement(name, s, bytes=nbytes) for name, s in best.items()]
+    rows += [timing.Measurement(name, s, bytes=nbytes) for name, s in best.items()]
     return rows

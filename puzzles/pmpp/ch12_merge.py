@@ -397,12 +397,12 @@ def _merge_inputs(rng, m, n):
 
 def benchmark(scale: float = 1.0):
     """Validate, then time, the merge kernels on the GPU. Bytes: A and B read once, C written once."""
-    from helpers import bench
-    from helpers.bench import specialize
+    from helpers import timing
+    from helpers.timing import specialize
     rng = np.random.default_rng(12)
     dev = cuda.get_current_device()
     sms = dev.MULTIPROCESSOR_COUNT
-    rows = [bench.copy_ceiling(max(1 << 14, int((256 << 20) * scale)))]
+    rows = [timing.copy_ceiling(max(1 << 14, int((256 << 20) * scale)))]
 
     # the puzzle kernels, recompiled with a GPU-sized tile: 8 outputs per thread per round at 128 threads
     tiled = specialize(merge_tiled, [co_rank, merge_sequential], TILE=1024)
@@ -416,7 +416,7 @@ def benchmark(scale: float = 1.0):
             a, b = _merge_inputs(rng, m, n)
             c = cuda.device_array(m + n, np.float32)
             kern[blocks, tpb](c, cuda.to_device(a), cuda.to_device(b), m, n)
-            bench.validate(f"{name} (m={m}, n={n}, {blocks}x{tpb})", c.copy_to_host(), merge_spec(a, b, m, n),
+            timing.validate(f"{name} (m={m}, n={n}, {blocks}x{tpb})", c.copy_to_host(), merge_spec(a, b, m, n),
                            rtol=0, atol=0)
 
     # each of A and B 128 MiB at scale 1: C is 256 MiB
@@ -433,8 +433,8 @@ def benchmark(scale: float = 1.0):
     expected = merge_spec(a, b, m, n)
     for name, kern, blocks, tpb in configs:
         kern[blocks, tpb](c, da, db, m, n)
-        bench.validate(name, c.copy_to_host(), expected, rtol=0, atol=0)
-        seconds = bench.time_gpu(lambda k=kern, g=blocks, t=tpb: k[g, t](c, da, db, m, n), reps=10)
-        rows.append(bench.Measurement(name, seconds, bytes=nbytes))
+        timing.validate(name, c.copy_to_host(), expected, rtol=0, atol=0)
+        seconds = timing.time_gpu(lambda k=kern, g=blocks, t=tpb: k[g, t](c, da, db, m, n), reps=10)
+        rows.append(timing.Measurement(name, seconds, bytes=nbytes))
     return rows
 

@@ -1,14 +1,14 @@
-"""helpers.bench on a CPU machine: arithmetic, formatting, and skipping cleanly without a GPU."""
+"""helpers.timing on a CPU machine: arithmetic, formatting, and skipping cleanly without a GPU."""
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from helpers import bench
-from helpers.bench import Measurement
+from helpers import timing
+from helpers.timing import Measurement
 
 
 def _gpu_present():
-    return bench.skip_reason() is None
+    return timing.skip_reason() is None
 
 
 def rows_bw():
@@ -28,9 +28,9 @@ def test_rates():
 
 def test_fraction_of_ceiling_bytes():
     rows = rows_bw()
-    assert bench.fraction_of_ceiling(rows, "best") == pytest.approx(0.75)
-    assert bench.fraction_of_ceiling(rows, "naive") == pytest.approx(0.375)
-    assert bench.fraction_of_ceiling(rows, "device copy (ceiling)") == pytest.approx(1.0)
+    assert timing.fraction_of_ceiling(rows, "best") == pytest.approx(0.75)
+    assert timing.fraction_of_ceiling(rows, "naive") == pytest.approx(0.375)
+    assert timing.fraction_of_ceiling(rows, "device copy (ceiling)") == pytest.approx(1.0)
 
 
 def test_fraction_uses_ceiling_of_same_unit():
@@ -40,20 +40,20 @@ def test_fraction_uses_ceiling_of_same_unit():
         Measurement("cuBLAS", 1.0, flops=50 * 10**12, ceiling=True),             # 50 TFLOP/s
     ]
     # flops rows are judged against the flops ceiling even though they also count bytes
-    assert bench.fraction_of_ceiling(rows, "tiled") == pytest.approx(0.2)
+    assert timing.fraction_of_ceiling(rows, "tiled") == pytest.approx(0.2)
 
 
 def test_fraction_errors_name_the_problem():
     with pytest.raises(KeyError, match="nope"):
-        bench.fraction_of_ceiling(rows_bw(), "nope")
+        timing.fraction_of_ceiling(rows_bw(), "nope")
     with pytest.raises(ValueError, match="no ceiling"):
-        bench.fraction_of_ceiling([Measurement("a", 1.0, bytes=1)], "a")
+        timing.fraction_of_ceiling([Measurement("a", 1.0, bytes=1)], "a")
     with pytest.raises(ValueError, match="neither"):
-        bench.fraction_of_ceiling([Measurement("a", 1.0)], "a")
+        timing.fraction_of_ceiling([Measurement("a", 1.0)], "a")
 
 
 def test_table_columns_and_percentages():
-    text = bench.table(rows_bw())
+    text = timing.table(rows_bw())
     lines = text.splitlines()
     assert lines[0].split()[:2] == ["variant", "time"]
     assert "GB/s" in lines[0] and "GFLOP/s" in lines[0] and "% of ceiling" in lines[0]
@@ -69,26 +69,26 @@ def test_table_columns_and_percentages():
 
 
 def test_table_without_ceiling_prints_dashes():
-    text = bench.table([Measurement("lonely", 2.5e-6, bytes=1000)])
+    text = timing.table([Measurement("lonely", 2.5e-6, bytes=1000)])
     row = text.splitlines()[2]
     assert "2.5 us" in row and row.rstrip().endswith("-")
     assert "measured ceiling" not in text
 
 
 def test_validate():
-    bench.validate("ok", np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-9]))
+    timing.validate("ok", np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-9]))
     with pytest.raises(AssertionError, match=r"v3: 1 of 3 elements wrong; first at index 1"):
-        bench.validate("v3", np.array([1.0, 5.0, 3.0]), np.array([1.0, 2.0, 3.0]))
+        timing.validate("v3", np.array([1.0, 5.0, 3.0]), np.array([1.0, 2.0, 3.0]))
     with pytest.raises(AssertionError, match=r"v2d: .*index \(1, 0\)"):
-        bench.validate("v2d", np.array([[1.0, 2.0], [0.0, 4.0]]), np.array([[1.0, 2.0], [3.0, 4.0]]))
+        timing.validate("v2d", np.array([[1.0, 2.0], [0.0, 4.0]]), np.array([[1.0, 2.0], [3.0, 4.0]]))
     with pytest.raises(AssertionError, match="shape"):
-        bench.validate("shape", np.zeros(3), np.zeros(4))
+        timing.validate("shape", np.zeros(3), np.zeros(4))
     with pytest.raises(AssertionError, match="got nan"):
-        bench.validate("nan", np.array([np.nan]), np.array([1.0]))
+        timing.validate("nan", np.array([np.nan]), np.array([1.0]))
 
 
 def test_bar_chart_draws_ceiling_line():
-    fig = bench.bar_chart(rows_bw(), title="vector add")
+    fig = timing.bar_chart(rows_bw(), title="vector add")
     ax = fig.axes[0]
     assert ax.get_title() == "vector add"
     assert len(ax.patches) == 2                      # the ceiling is a line, not a bar
@@ -100,30 +100,30 @@ def test_bar_chart_draws_ceiling_line():
 def test_bar_chart_flops():
     rows = [Measurement("tiled", 1.0, flops=10**12),
             Measurement("cuBLAS", 1.0, flops=5 * 10**12, ceiling=True)]
-    fig = bench.bar_chart(rows, title="sgemm")
+    fig = timing.bar_chart(rows, title="sgemm")
     assert fig.axes[0].get_ylabel() == "GFLOP/s"
     plt.close(fig)
 
 
 @pytest.mark.skipif(_gpu_present(), reason="a GPU is present")
 def test_skip_reason_without_gpu():
-    reason = bench.skip_reason()
+    reason = timing.skip_reason()
     assert isinstance(reason, str) and "\n" not in reason and "skipped" in reason
     with pytest.raises(RuntimeError, match="skipped"):
-        bench.time_gpu(lambda: None)
+        timing.time_gpu(lambda: None)
     with pytest.raises(RuntimeError):
-        bench.copy_ceiling()
+        timing.copy_ceiling()
 
 
 def test_skip_reason_sim_engine_forced(monkeypatch):
     monkeypatch.setenv("MP_ENGINE", "sim")
-    assert "simulator" in bench.skip_reason()
+    assert "simulator" in timing.skip_reason()
 
 
 @pytest.mark.skipif(not _gpu_present(), reason="needs a CUDA GPU")
 def test_gpu_copy_ceiling_and_timing():
     from numba import cuda
-    m = bench.copy_ceiling(64 << 20)
+    m = timing.copy_ceiling(64 << 20)
     assert m.ceiling and m.bytes == 2 * (64 << 20) and m.gbps > 50
     d = cuda.device_array(1 << 20, np.float32)
-    assert bench.time_gpu(lambda: d.copy_to_device(d), warmup=1, reps=5) > 0
+    assert timing.time_gpu(lambda: d.copy_to_device(d), warmup=1, reps=5) > 0

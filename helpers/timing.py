@@ -5,12 +5,12 @@ fresh random data, then time it, then compare it with what the hardware can do
 measured in the same run (a device-to-device copy for bandwidth-bound kernels,
 cuBLAS SGEMM for matmul):
 
-    import helpers.bench as bench
-    if bench.skip_reason():
-        print(bench.skip_reason())
+    from helpers import timing
+    if timing.skip_reason():
+        print(timing.skip_reason())
     else:
         rows = chNN.benchmark()
-        print(bench.table(rows)); bench.bar_chart(rows, title="...")
+        print(timing.table(rows)); timing.bar_chart(rows, title="...")
 
 Everything that touches the GPU is behind `skip_reason()`; the table and chart
 functions are plain Python and run anywhere.
