@@ -22,8 +22,7 @@ import puzzles
 from helpers import timing
 from helpers.check import OverBudget, expect_failure
 from puzzles.pmpp import ch04_architecture as ch04
-
-WARP = ch04.WARP
+from puzzles.pmpp.ch04_architecture import *  # its constants: WARP
 
 # %% [markdown]
 # ## Warps in a 2-D block

@@ -22,12 +22,9 @@ import puzzles
 from helpers import timing
 from helpers.check import KernelDiagnosed, OverBudget, expect_failure
 from puzzles.pmpp import ch09_histogram as ch09
+from puzzles.pmpp.ch09_histogram import *  # its constants: NUM_BINS, BIN_WIDTH, CFACTOR, UNROLL
 
 # %%
-NUM_BINS = ch09.NUM_BINS      # 64
-BIN_WIDTH = ch09.BIN_WIDTH    # 16
-CFACTOR = ch09.CFACTOR        # 4: elements per thread in the contiguous kernel
-UNROLL = ch09.UNROLL          # 4: loads in flight per thread in the unrolled kernel
 print(f"{NUM_BINS} bins of {BIN_WIDTH} values, values in [0, {ch09.MAX_VALUE})")
 
 # %% [markdown]

@@ -28,11 +28,7 @@ import puzzles
 from helpers import timing
 from helpers.check import KernelDiagnosed, expect_failure
 from puzzles.pmpp import ch10_reduction as ch10
-
-TPB = ch10.TPB              # 16 threads per block in the puzzles (the GPU benchmark uses 256 to 1024)
-SEGMENT = ch10.SEGMENT      # 2 * TPB: the elements one block sums in the first puzzles
-COARSE = ch10.COARSE        # 2: loads per thread per round in the coarsened and shuffle versions
-FULL_MASK = ch10.FULL_MASK  # all 32 lanes of a warp take part in a shuffle
+from puzzles.pmpp.ch10_reduction import *  # its constants: TPB, SEGMENT, COARSE, FULL_MASK
 
 # %% [markdown]
 # ## The simple tree

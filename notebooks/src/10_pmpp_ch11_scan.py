@@ -30,14 +30,7 @@ import puzzles
 from helpers import timing
 from helpers.check import KernelDiagnosed, expect_failure
 from puzzles.pmpp import ch11_scan as ch11
-
-TPB = ch11.TPB                  # 16 threads per block (and Kogge-Stone section) in the puzzles
-BK_SECTION = ch11.BK_SECTION    # 2 * TPB: a Brent-Kung block scans twice its thread count
-COARSE = ch11.COARSE            # 4 elements per thread in the three-phase scan
-THREE_SECTION = ch11.THREE_SECTION
-ITEMS = ch11.ITEMS              # look-back: rows of 32 elements per warp
-LB_TILE = ch11.LB_TILE
-FULL_MASK = ch11.FULL_MASK
+from puzzles.pmpp.ch11_scan import *  # its constants: TPB, BK_SECTION, COARSE, THREE_SECTION, ITEMS, LB_TILE, FULL_MASK
 
 # %% [markdown]
 # ## Kogge-Stone

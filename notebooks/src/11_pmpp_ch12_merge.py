@@ -30,9 +30,7 @@ import puzzles
 from helpers import timing
 from helpers.check import WrongAnswer, expect_failure
 from puzzles.pmpp import ch12_merge as ch12
-
-TPB = ch12.TPB      # 8 threads per block in the puzzles
-TILE = ch12.TILE    # 16 elements of A and of B in shared memory per round (the GPU benchmark uses 1024)
+from puzzles.pmpp.ch12_merge import *  # its constants: TPB, TILE
 
 # %% [markdown]
 # ## Co-rank

@@ -14,6 +14,8 @@ from helpers.metrics import lane_paths, paths_per_warp  # noqa: F401  (the chapt
 from helpers.puzzle import Budget, Case, Puzzle
 from helpers.rules import max_paths_per_warp
 
+# what `from puzzles.pmpp.ch04_architecture import *` gives a notebook: constants only, never a kernel
+__all__ = ["WARP"]
 CHAPTER = "pmpp-04"
 WARP = 32
 

@@ -21,6 +21,8 @@ SEGMENT = 2 * TPB   # elements one block reduces in the one-block and segmented 
 COARSE = 2          # coarsened and shuffle versions: loads per thread per round
 FULL_MASK = 0xFFFFFFFF
 
+# what `from puzzles.pmpp.ch10_reduction import *` gives a notebook: constants only, never a kernel
+__all__ = ["TPB", "SEGMENT", "COARSE", "FULL_MASK"]
 CHAPTER = "pmpp-10"
 
 

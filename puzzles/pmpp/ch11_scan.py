@@ -23,6 +23,8 @@ THREE_SECTION = COARSE * TPB
 LB_TILE = ITEMS * LB_TPB
 FULL_MASK = 0xFFFFFFFF
 
+# what `from puzzles.pmpp.ch11_scan import *` gives a notebook: constants only, never a kernel
+__all__ = ["TPB", "BK_SECTION", "COARSE", "THREE_SECTION", "ITEMS", "LB_TILE", "FULL_MASK"]
 CHAPTER = "pmpp-11"
 
 

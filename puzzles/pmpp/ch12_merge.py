@@ -18,6 +18,8 @@ from helpers.puzzle import Case, Puzzle
 TPB = 8      # threads per block in the puzzles
 TILE = 16    # elements of A and of B held in shared memory per block (tiled and circular)
 
+# what `from puzzles.pmpp.ch12_merge import *` gives a notebook: constants only, never a kernel
+__all__ = ["TPB", "TILE"]
 CHAPTER = "pmpp-12"
 
 
