@@ -15,6 +15,8 @@ Every view is also a plain function of a Trace returning a matplotlib Figure:
 
 from __future__ import annotations
 
+from matplotlib.figure import Figure
+
 from helpers import rules
 from helpers.puzzle import RunRecord
 from helpers.viz import analysis
@@ -40,11 +42,12 @@ __all__ = [
 
 
 def check_view(view: str) -> None:
+    """Raise ValueError naming the views when `view` is not one of them."""
     if view not in VIEWS:
         raise ValueError(f"view must be one of {', '.join(map(repr, VIEWS))}; got {view!r}")
 
 
-def draw(run: RunRecord, view: str = "access"):
+def draw(run: RunRecord, view: str = "access") -> Figure:
     """Draw one run (a RunRecord kept by the harness) in `view`.
 
     view: "access" (who read and wrote which cells), "counts" (per-thread accesses vs the

@@ -5,6 +5,8 @@ the left, shared memory in the middle (one copy per barrier interval, because a
 `syncthreads` separates "before" from "after"), outputs on the right. Every thread
 has a colour; a dot is a read, a filled cell a write, a line links the reads of a
 thread to the write they fed.
+
+Longer than 500 lines on purpose: layout, panels and legend of one figure share their geometry.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 import matplotlib
 import numpy as np
 from matplotlib.collections import LineCollection, PolyCollection
+from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
@@ -538,6 +541,6 @@ def access_map(
     max_blocks: int = MAX_BLOCKS,
     max_threads: int = MAX_THREADS,
     values: bool = True,
-):
+) -> Figure:
     """Figure: per block, arrays as grids, each thread's reads (dots) -> writes (filled cells)."""
     return draw_access_map(trace, title=title, max_blocks=max_blocks, max_threads=max_threads, values=values)

@@ -6,6 +6,7 @@ The panels are the per-thread and per-block rules of `helpers.rules` (the table 
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.figure import Figure
 
 from helpers import rules as R
 from helpers.sim.trace import Trace
@@ -88,7 +89,7 @@ def _panel(ax, trace: Trace, label: str, values: np.ndarray, limit):
     ax.grid(axis="y", color="#EEEEEE", zorder=0)
 
 
-def counts_view(trace: Trace, limits: dict | None = None, *, title: str | None = None):
+def counts_view(trace: Trace, limits: dict | None = None, *, title: str | None = None) -> Figure:
     """Figure: per-thread global/shared reads/writes for every thread of every block; the limits
     (a dict as from `helpers.rules.limits(puzzle.all_rules, case)`) as a dashed line, threads over
     them in vermillion."""

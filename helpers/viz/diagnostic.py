@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.figure import Figure
 
 from helpers.sim.trace import Trace
 from helpers.viz import analysis as an
@@ -69,7 +70,7 @@ def focus_of(err, trace: Trace) -> Focus:
     return focus
 
 
-def diagnostic_view(err, trace: Trace | None = None, *, title: str | None = None):
+def diagnostic_view(err: Exception, trace: Trace | None = None, *, title: str | None = None) -> Figure:
     """Figure for a `helpers.sim.errors.SimulatorError`: the access map of the faulting block up to
     the fault, the faulting thread's lines and cells in vermillion, the offending cell hatched
     (drawn past the edge of its array when the index was out of bounds), the source line and

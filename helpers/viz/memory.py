@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib.collections import LineCollection, PolyCollection
+from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from helpers.sim.trace import KIND_NAMES, WARP_SIZE, Trace
@@ -144,7 +145,7 @@ def _frame(x, y, w):
     return Rectangle((x, y), w, 0.9, fill=False, ec=style.INK, lw=1.0)
 
 
-def coalescing_view(trace: Trace, *, title: str | None = None):
+def coalescing_view(trace: Trace, *, title: str | None = None) -> Figure:
     """Figure: per source line, 32-byte sectors the warps moved vs the fewest possible; below, the
     worst warp access of each line, lane by lane (blue = element asked for, grey = moved for nothing)."""
     items = an.coalescing(trace)
@@ -239,7 +240,7 @@ def _bank_detail(ax, trace: Trace, b: an.BankConflict):
     )
 
 
-def banks_view(trace: Trace, *, title: str | None = None):
+def banks_view(trace: Trace, *, title: str | None = None) -> Figure:
     """Figure: per source line, the passes shared-memory warp accesses needed (1 = conflict-free);
     below, the worst access of each line as a 32-bank grid, the lanes in each bank's cells."""
     items = an.bank_conflicts(trace)

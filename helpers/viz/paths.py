@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.figure import Figure
 
 from helpers import metrics
 from helpers.sim.trace import Trace
 from helpers.viz import style
 
 
-def paths_view(trace: Trace, block: int = 0, *, title: str | None = None):
+def paths_view(trace: Trace, block: int = 0, *, title: str | None = None) -> Figure:
     """Figure: the path (set of access sites) each lane of `block` took; see metrics.paths_per_warp."""
     from matplotlib.colors import ListedColormap
 

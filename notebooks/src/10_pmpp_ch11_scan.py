@@ -30,7 +30,7 @@ import puzzles
 from helpers import timing
 from helpers.check import KernelDiagnosed, expect_failure
 from puzzles.pmpp import ch11_scan as ch11
-from puzzles.pmpp.ch11_scan import *  # its constants: TPB, BK_SECTION, COARSE, THREE_SECTION, ITEMS, LB_TILE, FULL_MASK
+from puzzles.pmpp.ch11_scan import *  # TPB, BK_SECTION, COARSE, THREE_SECTION, ITEMS, LB_TILE, FULL_MASK
 
 # %% [markdown]
 # ## Kogge-Stone

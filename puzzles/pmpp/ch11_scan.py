@@ -1,4 +1,4 @@
-"""PMPP chapter 11: prefix sum (scan).
+"""PMPP chapter 11: prefix sum (scan). (Over 500 lines: one chapter, one module, as its notebook.)
 
 The ladder: Kogge-Stone (inclusive, exclusive, double-buffered) and Brent-Kung scan one section
 per block; the coarsened three-phase scan gives each thread several elements; the hierarchical
