@@ -12,7 +12,7 @@ import pytest
 
 from helpers.puzzle import Puzzle
 
-MUTANTS_PACKAGE = "tests.mutants"
+MUTANTS_PACKAGE = "mutants"  # tests/mutants, importable as pytest puts tests/ on sys.path
 
 
 def stub_kernel(p: Puzzle):

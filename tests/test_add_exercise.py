@@ -12,8 +12,8 @@ import pytest
 matplotlib.use("Agg")
 
 import puzzles  # noqa: E402
+from conftest import controls, stub_kernel  # noqa: E402
 from helpers.check import NotSolvedYet, OverBudget, check  # noqa: E402
-from tests.conftest import controls, stub_kernel  # noqa: E402
 
 MODULE = '''
 """A throwaway exercise: out[i] = 2 * a[i]."""

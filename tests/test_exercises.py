@@ -10,10 +10,10 @@ import pytest
 matplotlib.use("Agg")
 
 import puzzles  # noqa: E402
+from conftest import controls, stub_kernel  # noqa: E402
 from helpers import viz  # noqa: E402
 from helpers.check import KernelDiagnosed, NotSolvedYet, OverBudget, check, run_once  # noqa: E402
 from helpers.puzzle import BEGIN, END  # noqa: E402
-from tests.conftest import controls, stub_kernel  # noqa: E402
 
 NAMES = puzzles.names()
 CONTROLS = {n: controls(puzzles.module_of(n)) for n in NAMES}

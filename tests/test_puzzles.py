@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 import puzzles
+from conftest import controls
 from helpers.check import run_case
 from helpers.puzzle import BEGIN, END
-from tests.conftest import controls
 
 NAMES = ["map", "zip", "guard", "map_2d", "broadcast", "blocks", "blocks_2d", "shared", "pool", "dot",
          "conv", "prefix_sum", "axis_sum", "matmul"]

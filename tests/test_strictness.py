@@ -7,12 +7,13 @@ under the weak setting (arange inputs, zeroed outputs, b = a.T, one block, ...),
 import pkgutil
 from types import SimpleNamespace
 
+import mutants.gpu_puzzles as _gp  # noqa: E402
 import numpy as np
 import pytest
 from numba import cuda
 
 import puzzles
-import tests.mutants.gpu_puzzles as _gp  # noqa: E402
+from conftest import mutants_module  # noqa: E402
 from helpers import sim
 from helpers.check import (
     InputModified,
@@ -24,7 +25,6 @@ from helpers.check import (
     run_case,
 )
 from helpers.sim.errors import BarrierDivergence, DataRace, OutOfBounds, ReadOnlyWrite, UninitializedRead
-from tests.conftest import mutants_module  # noqa: E402
 
 # every GPU-puzzle mutant and variant kernel by name (they live in one mutants file per puzzle)
 m = SimpleNamespace(**{k: v for mod in pkgutil.iter_modules(_gp.__path__)

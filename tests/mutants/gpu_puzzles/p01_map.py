@@ -2,7 +2,7 @@
 
 from numba import cuda
 
-from tests.mutants.common import OOB, RACE, READONLY, UNINIT, WRONG, CompileRejected
+from mutants.common import OOB, RACE, READONLY, UNINIT, WRONG, CompileRejected
 
 
 @cuda.jit

@@ -2,7 +2,7 @@
 
 from numba import cuda
 
-from tests.mutants.common import OOB, RACE, READONLY, WRONG
+from mutants.common import OOB, RACE, READONLY, WRONG
 
 
 @cuda.jit

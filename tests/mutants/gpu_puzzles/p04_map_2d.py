@@ -2,7 +2,7 @@
 
 from numba import cuda
 
-from tests.mutants.common import OOB, WRONG
+from mutants.common import OOB, WRONG
 
 
 @cuda.jit

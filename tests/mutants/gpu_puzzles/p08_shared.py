@@ -3,7 +3,7 @@
 import numba
 from numba import cuda
 
-from tests.mutants.common import BARRIER, OOB, UNINIT, over
+from mutants.common import BARRIER, OOB, UNINIT, over
 
 TPB = 8
 

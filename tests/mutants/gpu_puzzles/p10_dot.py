@@ -3,7 +3,7 @@
 import numba
 from numba import cuda
 
-from tests.mutants.common import BARRIER, NO_BARRIER, RACE, UNINIT, WRONG, over
+from mutants.common import BARRIER, NO_BARRIER, RACE, UNINIT, WRONG, over
 
 TPB = 8
 

@@ -3,7 +3,7 @@
 import numba
 from numba import cuda
 
-from tests.mutants.common import NO_BARRIER, UNINIT, WRONG, over
+from mutants.common import NO_BARRIER, UNINIT, WRONG, over
 
 TPB = 8
 MAX_CONV = 4

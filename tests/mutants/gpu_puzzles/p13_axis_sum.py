@@ -3,7 +3,7 @@
 import numba
 from numba import cuda
 
-from tests.mutants.common import BARRIER, NO_BARRIER, OOB, RACE, UNINIT, over
+from mutants.common import BARRIER, NO_BARRIER, OOB, RACE, UNINIT, over
 
 TPB = 8
 
