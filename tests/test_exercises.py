@@ -75,6 +75,14 @@ def test_correct_variant_passes(name, variant, kernel):
         check(puzzles.get(name), kernel, seed=seed, gpu=False)
 
 
+@pytest.mark.parametrize("name", [n for n in NAMES if BEGIN in puzzles.get(n).source])
+def test_every_exercise_with_a_mutants_file_has_two_mutants(name):
+    c = CONTROLS[name]
+    if not (c.MUTANTS or c.VARIANTS):
+        pytest.skip(f"{puzzles.module_of(name)}: mutants still in its chapter test file")
+    assert len(c.MUTANTS.get(name, ())) >= 2, name
+
+
 def test_mutants_files_name_registered_puzzles():
     for n, c in CONTROLS.items():
         for key in (*c.MUTANTS, *c.VARIANTS, *c.SEEDS):

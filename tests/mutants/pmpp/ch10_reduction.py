@@ -1,0 +1,223 @@
+"""Mutants of puzzles/pmpp/ch10_reduction.py (moved from tests/test_pmpp_c.py); format: mutants/common.py."""
+
+import numba
+import numpy as np
+from numba import cuda
+
+from helpers.check import KernelDiagnosed, OverBudget, WrongAnswer
+from helpers.sim.errors import (
+    BarrierDivergence,
+    DataRace,
+    OutOfBounds,
+    UninitializedRead,
+    WarpDivergence,
+)
+from puzzles.pmpp import ch10_reduction as ch10
+from puzzles.pmpp import ch12_merge as ch12
+
+TPB = ch10.TPB
+SEGMENT = ch10.SEGMENT
+FULL_MASK = 0xFFFFFFFF
+TILE = ch12.TILE
+
+
+@cuda.jit
+def convergent_barrier_in_if(out, a, n):
+    part = cuda.shared.array(SEGMENT, numba.float32)
+    t = cuda.threadIdx.x
+    bd = cuda.blockDim.x
+    part[t] = a[t] if t < n else 0.0
+    part[t + bd] = a[t + bd] if t + bd < n else 0.0
+    stride = bd
+    while stride >= 1:
+        if t < stride:
+            cuda.syncthreads()          # only the active threads get here
+            part[t] += part[t + stride]
+        stride //= 2
+    if t == 0:
+        out[0] = part[0]
+
+
+@cuda.jit
+def convergent_no_barrier(out, a, n):
+    part = cuda.shared.array(SEGMENT, numba.float32)
+    t = cuda.threadIdx.x
+    bd = cuda.blockDim.x
+    part[t] = a[t] if t < n else 0.0
+    part[t + bd] = a[t + bd] if t + bd < n else 0.0
+    stride = bd
+    while stride >= 1:
+        if t < stride:
+            part[t] += part[t + stride]
+        stride //= 2
+    if t == 0:
+        out[0] = part[0]
+
+
+@cuda.jit
+def convergent_no_padding(out, a, n):
+    part = cuda.shared.array(SEGMENT, numba.float32)
+    t = cuda.threadIdx.x
+    bd = cuda.blockDim.x
+    part[t] = a[t]                      # n may be smaller than the block
+    part[t + bd] = a[t + bd]
+    stride = bd
+    while stride >= 1:
+        cuda.syncthreads()
+        if t < stride:
+            part[t] += part[t + stride]
+        stride //= 2
+    if t == 0:
+        out[0] = part[0]
+
+
+@cuda.jit
+def segmented_plain_add(out, a, n):
+    part = cuda.shared.array(TPB, numba.float32)
+    t = cuda.threadIdx.x
+    bd = cuda.blockDim.x
+    i = 2 * bd * cuda.blockIdx.x + t
+    part[t] = (a[i] if i < n else 0.0) + (a[i + bd] if i + bd < n else 0.0)
+    stride = bd // 2
+    while stride >= 1:
+        cuda.syncthreads()
+        if t < stride:
+            part[t] += part[t + stride]
+        stride //= 2
+    if t == 0:
+        out[0] += part[0]               # every block: read-modify-write, no atomic
+
+
+@cuda.jit
+def segmented_local_index(out, a, n):
+    part = cuda.shared.array(TPB, numba.float32)
+    t = cuda.threadIdx.x
+    bd = cuda.blockDim.x
+    i = t                               # every block sums the first segment
+    part[t] = (a[i] if i < n else 0.0) + (a[i + bd] if i + bd < n else 0.0)
+    stride = bd // 2
+    while stride >= 1:
+        cuda.syncthreads()
+        if t < stride:
+            part[t] += part[t + stride]
+        stride //= 2
+    if t == 0:
+        cuda.atomic.add(out, 0, part[0])
+
+
+@cuda.jit
+def segmented_atomic_per_thread(out, a, n):
+    t = cuda.threadIdx.x
+    bd = cuda.blockDim.x
+    i = 2 * bd * cuda.blockIdx.x + t
+    x = (a[i] if i < n else 0.0) + (a[i + bd] if i + bd < n else 0.0)
+    cuda.atomic.add(out, 0, x)          # right answer, 16 atomics per block on one address
+
+
+@cuda.jit
+def shuffle_shared_tree(out, a, n):
+    part = cuda.shared.array(128, numba.float32)
+    t = cuda.threadIdx.x
+    bd = cuda.blockDim.x
+    acc = np.float32(0.0)
+    start = cuda.blockIdx.x * ch10.COARSE * bd
+    while start < n:
+        for k in range(ch10.COARSE):
+            i = start + k * bd + t
+            if i < n:
+                acc += a[i]
+        start += cuda.gridDim.x * ch10.COARSE * bd
+    part[t] = acc
+    stride = 1
+    while stride < bd:
+        cuda.syncthreads()
+        if t % (2 * stride) == 0 and t + stride < bd:
+            part[t] += part[t + stride]
+        stride *= 2
+    if t == 0:
+        cuda.atomic.add(out, 0, part[0])
+
+
+@cuda.jit
+def shuffle_divergent(out, a, n):
+    warp_sums = cuda.shared.array(32, numba.float32)
+    t = cuda.threadIdx.x
+    bd = cuda.blockDim.x
+    lane = t % 32
+    warp = t // 32
+    acc = np.float32(0.0)
+    start = cuda.blockIdx.x * ch10.COARSE * bd
+    while start < n:
+        for k in range(ch10.COARSE):
+            i = start + k * bd + t
+            if i < n:
+                acc += a[i]
+        start += cuda.gridDim.x * ch10.COARSE * bd
+    offset = 16
+    while offset > 0:
+        if lane < offset:               # the upper lanes skip the shuffle the lower ones wait on
+            acc += cuda.shfl_down_sync(FULL_MASK, acc, offset)
+        offset //= 2
+    if lane == 0:
+        warp_sums[warp] = acc
+    cuda.syncthreads()
+    if warp == 0:
+        acc = warp_sums[lane] if lane < bd // 32 else np.float32(0.0)
+        offset = 16
+        while offset > 0:
+            acc += cuda.shfl_down_sync(FULL_MASK, acc, offset)
+            offset //= 2
+        if lane == 0:
+            cuda.atomic.add(out, 0, acc)
+
+
+@cuda.jit
+def shuffle_no_barrier(out, a, n):
+    warp_sums = cuda.shared.array(32, numba.float32)
+    t = cuda.threadIdx.x
+    bd = cuda.blockDim.x
+    lane = t % 32
+    warp = t // 32
+    acc = np.float32(0.0)
+    start = cuda.blockIdx.x * ch10.COARSE * bd
+    while start < n:
+        for k in range(ch10.COARSE):
+            i = start + k * bd + t
+            if i < n:
+                acc += a[i]
+        start += cuda.gridDim.x * ch10.COARSE * bd
+    offset = 16
+    while offset > 0:
+        acc += cuda.shfl_down_sync(FULL_MASK, acc, offset)
+        offset //= 2
+    if lane == 0:
+        warp_sums[warp] = acc
+    if warp == 0:                       # no barrier: the other warps may not have stored yet
+        acc = warp_sums[lane] if lane < bd // 32 else np.float32(0.0)
+        offset = 16
+        while offset > 0:
+            acc += cuda.shfl_down_sync(FULL_MASK, acc, offset)
+            offset //= 2
+        if lane == 0:
+            cuda.atomic.add(out, 0, acc)
+
+
+MUTANTS = {
+    "ch10_reduce_convergent": [
+        ("convergent_barrier_in_if", convergent_barrier_in_if, KernelDiagnosed, BarrierDivergence),
+        ("convergent_no_barrier", convergent_no_barrier, KernelDiagnosed, UninitializedRead),
+        ("convergent_no_padding", convergent_no_padding, KernelDiagnosed, OutOfBounds),
+    ],
+    "ch10_reduce_segmented": [
+        ("segmented_plain_add", segmented_plain_add, KernelDiagnosed, DataRace),
+        ("segmented_local_index", segmented_local_index, WrongAnswer, None),
+        ("segmented_atomic_per_thread", segmented_atomic_per_thread, OverBudget, "global_atomics_per_block"),
+    ],
+    "ch10_reduce_shuffle": [
+        ("shuffle_shared_tree", shuffle_shared_tree, OverBudget, "shared_reads"),
+        ("shuffle_divergent", shuffle_divergent, KernelDiagnosed, WarpDivergence),
+        ("shuffle_no_barrier", shuffle_no_barrier, KernelDiagnosed, UninitializedRead),
+    ],
+}
+VARIANTS: dict = {}
+SEEDS = {"ch10_reduce_convergent": (3,), "ch10_reduce_segmented": (3,), "ch10_reduce_shuffle": (3,)}
