@@ -1,0 +1,56 @@
+"""Mutants of puzzles/pmpp/ch04_architecture.py (moved from tests/test_pmpp_a.py)."""
+
+from numba import cuda
+
+from helpers.check import KernelDiagnosed, OverBudget, WrongAnswer
+from helpers.sim.errors import DataRace
+from puzzles.pmpp import ch04_architecture as ch04
+
+
+@cuda.jit
+def warp_lane_column_major(warp, lane, height, width, block_w, block_h):
+    row = cuda.blockIdx.y * block_h + cuda.threadIdx.y
+    col = cuda.blockIdx.x * block_w + cuda.threadIdx.x
+    t = cuda.threadIdx.x * block_h + cuda.threadIdx.y
+    per_block = (block_w * block_h + 31) // 32
+    if row < height and col < width:
+        warp[row, col] = (cuda.blockIdx.y * cuda.gridDim.x + cuda.blockIdx.x) * per_block + t // 32
+        lane[row, col] = t % 32
+
+
+@cuda.jit
+def warp_lane_floor(warp, lane, height, width, block_w, block_h):
+    row = cuda.blockIdx.y * block_h + cuda.threadIdx.y
+    col = cuda.blockIdx.x * block_w + cuda.threadIdx.x
+    t = cuda.threadIdx.y * block_w + cuda.threadIdx.x
+    per_block = block_w * block_h // 32         # forgets the partly filled last warp
+    if row < height and col < width:
+        warp[row, col] = (cuda.blockIdx.y * cuda.gridDim.x + cuda.blockIdx.x) * per_block + t // 32
+        lane[row, col] = t % 32
+
+
+@cuda.jit
+def uniform_no_pair_offset(out, a, n):
+    t = cuda.threadIdx.x
+    w = t // 32
+    i = cuda.blockIdx.x * cuda.blockDim.x + 2 * (t % 32) + w % 2
+    if i < n:
+        x = a[i]
+        if w % 2 == 0:
+            out[i] = x * x
+        else:
+            out[i] = 1 - x
+
+
+MUTANTS = {
+    "ch04_warp_lane": [
+        ("warp_lane_column_major", warp_lane_column_major, WrongAnswer, None),
+        ("warp_lane_floor", warp_lane_floor, WrongAnswer, None),
+    ],
+    "ch04_warp_uniform": [
+        ("parity_branch_kernel", ch04.parity_branch_kernel, OverBudget, "paths_per_warp"),
+        ("uniform_no_pair_offset", uniform_no_pair_offset, KernelDiagnosed, DataRace),
+    ],
+}
+VARIANTS: dict = {}
+SEEDS = {"ch04_warp_lane": (11,), "ch04_warp_uniform": (11,)}
