@@ -1,0 +1,154 @@
+"""Mutants of puzzles/pmpp/ch09_histogram.py (moved from tests/test_pmpp_b.py)."""
+
+from numba import cuda, int32
+
+from helpers.check import KernelDiagnosed, OverBudget, WrongAnswer
+from helpers.sim.errors import DataRace, UninitializedRead
+from puzzles.pmpp import ch09_histogram as ch09
+from puzzles.pmpp.ch09_histogram import BIN_WIDTH, NUM_BINS
+
+
+@cuda.jit
+def hist_shared_not_atomic(hist, data, n):
+    hist_s = cuda.shared.array(NUM_BINS, int32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    for b in range(t, NUM_BINS, cuda.blockDim.x):
+        hist_s[b] = 0
+    cuda.syncthreads()
+    if i < n:
+        hist_s[data[i] // BIN_WIDTH] += 1
+    cuda.syncthreads()
+    for b in range(t, NUM_BINS, cuda.blockDim.x):
+        if hist_s[b] > 0:
+            cuda.atomic.add(hist, b, hist_s[b])
+
+
+@cuda.jit
+def hist_flush_not_atomic(hist, data, n):
+    hist_s = cuda.shared.array(NUM_BINS, int32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    for b in range(t, NUM_BINS, cuda.blockDim.x):
+        hist_s[b] = 0
+    cuda.syncthreads()
+    if i < n:
+        cuda.atomic.add(hist_s, data[i] // BIN_WIDTH, 1)
+    cuda.syncthreads()
+    for b in range(t, NUM_BINS, cuda.blockDim.x):
+        hist[b] += hist_s[b]
+
+
+@cuda.jit
+def hist_no_zeroing(hist, data, n):
+    hist_s = cuda.shared.array(NUM_BINS, int32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    if i < n:
+        cuda.atomic.add(hist_s, data[i] // BIN_WIDTH, 1)
+    cuda.syncthreads()
+    for b in range(t, NUM_BINS, cuda.blockDim.x):
+        if hist_s[b] > 0:
+            cuda.atomic.add(hist, b, hist_s[b])
+
+
+@cuda.jit
+def hist_no_flush_barrier(hist, data, n):
+    hist_s = cuda.shared.array(NUM_BINS, int32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    for b in range(t, NUM_BINS, cuda.blockDim.x):
+        hist_s[b] = 0
+    cuda.syncthreads()
+    if i < n:
+        cuda.atomic.add(hist_s, data[i] // BIN_WIDTH, 1)
+    for b in range(t, NUM_BINS, cuda.blockDim.x):
+        if hist_s[b] > 0:
+            cuda.atomic.add(hist, b, hist_s[b])
+
+
+@cuda.jit
+def hist_block_stride(hist, data, n):
+    hist_s = cuda.shared.array(NUM_BINS, int32)
+    t = cuda.threadIdx.x
+    for b in range(t, NUM_BINS, cuda.blockDim.x):
+        hist_s[b] = 0
+    cuda.syncthreads()
+    for i in range(cuda.grid(1), n, cuda.blockDim.x):     # every block walks the whole tail
+        cuda.atomic.add(hist_s, data[i] // BIN_WIDTH, 1)
+    cuda.syncthreads()
+    for b in range(t, NUM_BINS, cuda.blockDim.x):
+        if hist_s[b] > 0:
+            cuda.atomic.add(hist, b, hist_s[b])
+
+
+@cuda.jit
+def hist_aggregated_no_last_run(hist, data, n):
+    hist_s = cuda.shared.array(NUM_BINS, int32)
+    t = cuda.threadIdx.x
+    for b in range(t, NUM_BINS, cuda.blockDim.x):
+        hist_s[b] = 0
+    cuda.syncthreads()
+    prev = -1
+    run = 0
+    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+        b = data[i] // BIN_WIDTH
+        if b == prev:
+            run += 1
+        else:
+            if run > 0:
+                cuda.atomic.add(hist_s, prev, run)
+            prev = b
+            run = 1
+    cuda.syncthreads()
+    for b in range(t, NUM_BINS, cuda.blockDim.x):
+        if hist_s[b] > 0:
+            cuda.atomic.add(hist, b, hist_s[b])
+
+
+@cuda.jit
+def hist_aggregated_new_bin(hist, data, n):
+    # flushes the finished run into the new bin instead of its own
+    hist_s = cuda.shared.array(NUM_BINS, int32)
+    t = cuda.threadIdx.x
+    for b in range(t, NUM_BINS, cuda.blockDim.x):
+        hist_s[b] = 0
+    cuda.syncthreads()
+    prev = -1
+    run = 0
+    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+        b = data[i] // BIN_WIDTH
+        if b == prev:
+            run += 1
+        else:
+            if run > 0:
+                cuda.atomic.add(hist_s, b, run)
+            prev = b
+            run = 1
+    if run > 0:
+        cuda.atomic.add(hist_s, prev, run)
+    cuda.syncthreads()
+    for b in range(t, NUM_BINS, cuda.blockDim.x):
+        if hist_s[b] > 0:
+            cuda.atomic.add(hist, b, hist_s[b])
+
+
+MUTANTS = {
+    "ch09_hist_private_shared": [
+        ("hist_shared_not_atomic", hist_shared_not_atomic, KernelDiagnosed, DataRace),
+        ("hist_flush_not_atomic", hist_flush_not_atomic, KernelDiagnosed, DataRace),
+        ("hist_no_zeroing", hist_no_zeroing, KernelDiagnosed, UninitializedRead),
+        ("hist_no_flush_barrier", hist_no_flush_barrier, KernelDiagnosed, DataRace),
+        ("hist_atomic", ch09.hist_atomic, OverBudget, 'global_atomics_per_block'),
+    ],
+    "ch09_hist_coarse_interleaved": [
+        ("hist_block_stride", hist_block_stride, WrongAnswer, None),
+        ("hist_private_shared", ch09.hist_private_shared, WrongAnswer, None),
+    ],
+    "ch09_hist_aggregated": [
+        ("hist_aggregated_no_last_run", hist_aggregated_no_last_run, WrongAnswer, None),
+        ("hist_aggregated_new_bin", hist_aggregated_new_bin, WrongAnswer, None),
+    ],
+}
+VARIANTS: dict = {}
+SEEDS = {"ch09_hist_private_shared": (5,), "ch09_hist_coarse_interleaved": (5,), "ch09_hist_aggregated": (5,)}
