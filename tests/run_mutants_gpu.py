@@ -20,8 +20,8 @@ import numpy as np
 import puzzles
 from helpers import check, engine
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/: conftest and the mutants package
-from conftest import controls  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/: support and the mutants package
+from support import controls  # noqa: E402
 
 MUTANTS, VARIANTS = {}, {}
 for _name in puzzles.names():

@@ -11,8 +11,9 @@ import pytest
 
 matplotlib.use("Agg")
 
+from support import controls, stub_kernel  # noqa: E402
+
 import puzzles  # noqa: E402
-from conftest import controls, stub_kernel  # noqa: E402
 from helpers.check import NotSolvedYet, OverBudget, check  # noqa: E402
 
 MODULE = '''

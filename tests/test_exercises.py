@@ -9,8 +9,9 @@ import pytest
 
 matplotlib.use("Agg")
 
+from support import controls, stub_kernel  # noqa: E402
+
 import puzzles  # noqa: E402
-from conftest import controls, stub_kernel  # noqa: E402
 from helpers import viz  # noqa: E402
 from helpers.check import KernelDiagnosed, NotSolvedYet, OverBudget, check, run_once  # noqa: E402
 from helpers.puzzle import BEGIN, END  # noqa: E402

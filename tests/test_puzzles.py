@@ -3,9 +3,9 @@ course's conventions. (References, stubs, mutants, variants and views: tests/tes
 
 import numpy as np
 import pytest
+from support import controls
 
 import puzzles
-from conftest import controls
 from helpers.check import run_case
 from helpers.puzzle import BEGIN, END
 

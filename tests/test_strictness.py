@@ -11,9 +11,9 @@ import mutants.gpu_puzzles as _gp  # noqa: E402
 import numpy as np
 import pytest
 from numba import cuda
+from support import mutants_module  # noqa: E402
 
 import puzzles
-from conftest import mutants_module  # noqa: E402
 from helpers import sim
 from helpers.check import (
     InputModified,
