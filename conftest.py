@@ -6,6 +6,7 @@ own unit, so large parametrized files spread too (`--dist loadfile` would pin ea
 to one worker; `--dist loadgroup` cannot be used: pytest 9.2 ignores the node-id rewrite
 that xdist 3.8 groups by).
 """
+
 import pytest
 
 

@@ -1,9 +1,10 @@
 """massively-parallel: the harness, simulator and pictures behind the course notebooks.
 
-    import helpers
-    helpers.setup()            # pick the engine (GPU if present, else the simulator) and say which
-    helpers.use("sim")         # force the simulator (or "gpu", "auto"); env var MP_ENGINE does the same
+import helpers
+helpers.setup()            # pick the engine (GPU if present, else the simulator) and say which
+helpers.use("sim")         # force the simulator (or "gpu", "auto"); env var MP_ENGINE does the same
 """
+
 from .engine import STATE, current, gpu_present, use
 
 __version__ = "0.1.0"

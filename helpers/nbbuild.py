@@ -17,6 +17,7 @@ Two notebooks come out of each: the exercise version (solution blocks cut to
 and cell ids are derived from the notebook name and cell number, so a rebuild
 of an unchanged source gives byte-identical files.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,12 +35,13 @@ from nbformat import v4
 from helpers.puzzle import make_stub, strip_markers
 
 REPO_URL = "https://github.com/massively-parallel/massively-parallel"
-COURSE_REF = "v0.1.0"          # the tag notebooks clone and Colab badges open; "v" + pyproject version
+COURSE_REF = "v0.1.0"  # the tag notebooks clone and Colab badges open; "v" + pyproject version
 REPO_PATH = REPO_URL.removeprefix("https://github.com/")
 
 ROOT = Path(__file__).resolve().parents[1]
 README_START, README_END = "<!-- notebooks:start -->", "<!-- notebooks:end -->"
 
+# fmt: off
 SETUP_SOURCE = f'''\
 # Setup. Locally this only imports the course. On a fresh Colab runtime it first
 # clones the course at a pinned version and installs what the notebooks need.
@@ -83,6 +85,7 @@ if importlib.util.find_spec("helpers") is None:
 import helpers  # noqa: E402
 
 helpers.setup()'''
+# fmt: on
 
 
 class FormatError(ValueError):
@@ -91,10 +94,10 @@ class FormatError(ValueError):
 
 @dataclass
 class SourceCell:
-    kind: str            # "markdown" | "code" | "setup" | "statement" | "kernel"
-    text: str            # markdown text or code, as written in the source
-    arg: str = ""        # the puzzle name for "statement" / "kernel"
-    line: int = 0        # 1-based line of the directive
+    kind: str  # "markdown" | "code" | "setup" | "statement" | "kernel"
+    text: str  # markdown text or code, as written in the source
+    arg: str = ""  # the puzzle name for "statement" / "kernel"
+    line: int = 0  # 1-based line of the directive
 
 
 _DIRECTIVE = re.compile(r"^# %%(.*)$")
@@ -115,18 +118,22 @@ def parse(text: str, filename: str = "<source>") -> list:
             for i, raw in enumerate(body):
                 s = raw.rstrip()
                 if not s:
-                    continue                # blank lines only separate; `#` is a blank markdown line
+                    continue  # blank lines only separate; `#` is a blank markdown line
                 if s == "#" or s.startswith("# "):
                     out.append(s[2:])
                 else:
-                    raise FormatError(f"{filename}:{line + 1 + i}: markdown lines must be comments "
-                                      f"('# text' or '#'), got {s!r}")
+                    raise FormatError(
+                        f"{filename}:{line + 1 + i}: markdown lines must be comments "
+                        f"('# text' or '#'), got {s!r}"
+                    )
             cells.append(SourceCell(kind, "\n".join(out).strip("\n"), arg, line))
         else:
             code = "\n".join(body).strip("\n")
             if kind in ("setup", "kernel") and code.strip():
-                raise FormatError(f"{filename}:{line}: '# %% {kind}' cells are generated; "
-                                  "put code in a separate '# %%' cell")
+                raise FormatError(
+                    f"{filename}:{line}: '# %% {kind}' cells are generated; "
+                    "put code in a separate '# %%' cell"
+                )
             if kind != "code" or code.strip():
                 cells.append(SourceCell(kind, code, arg, line))
 
@@ -148,9 +155,9 @@ def parse(text: str, filename: str = "<source>") -> list:
         elif rest == "[markdown]":
             current = ("markdown", "", n)
         elif len(words) == 2 and words[0] == "[markdown]" and words[1].startswith("statement:"):
-            current = ("statement", words[1][len("statement:"):], n)
+            current = ("statement", words[1][len("statement:") :], n)
         elif len(words) == 1 and words[0].startswith("kernel:"):
-            current = ("kernel", words[0][len("kernel:"):], n)
+            current = ("kernel", words[0][len("kernel:") :], n)
         else:
             raise FormatError(f"{filename}:{n}: unknown cell directive {raw!r}")
         if current[0] in ("statement", "kernel") and not current[1]:
@@ -176,13 +183,17 @@ def colab_url(path: str) -> str:
 
 def _note(stem: str, solutions: bool) -> str:
     if solutions:
-        return (f"> **Solution version**: every kernel is filled in and every check passes. "
-                f"The exercise version is [`notebooks/{stem}.ipynb`]"
-                f"({colab_url(f'notebooks/{stem}.ipynb')}).")
-    return (f"> **Exercise version**: fill in each `# FILL ME IN` block. Its check cell raises "
-            f"`NotSolvedYet` until you do, and names what is wrong until the kernel is right. "
-            f"Solutions: [`notebooks/solutions/{stem}.ipynb`]"
-            f"({colab_url(f'notebooks/solutions/{stem}.ipynb')}).")
+        return (
+            f"> **Solution version**: every kernel is filled in and every check passes. "
+            f"The exercise version is [`notebooks/{stem}.ipynb`]"
+            f"({colab_url(f'notebooks/{stem}.ipynb')})."
+        )
+    return (
+        f"> **Exercise version**: fill in each `# FILL ME IN` block. Its check cell raises "
+        f"`NotSolvedYet` until you do, and names what is wrong until the kernel is right. "
+        f"Solutions: [`notebooks/solutions/{stem}.ipynb`]"
+        f"({colab_url(f'notebooks/solutions/{stem}.ipynb')})."
+    )
 
 
 def _kernel_source(puzzle) -> str:
@@ -195,6 +206,7 @@ def _cell_id(stem: str, index: int) -> str:
 
 def _default_lookup(name: str):
     import puzzles
+
     return puzzles.get(name)
 
 
@@ -205,7 +217,7 @@ def render(cells: list, stem: str, solutions: bool, lookup: Callable = None) -> 
     nb.metadata = {
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
         "language_info": {"name": "python"},
-        "accelerator": "GPU",                    # Colab asks for a GPU runtime (the free T4)
+        "accelerator": "GPU",  # Colab asks for a GPU runtime (the free T4)
         "colab": {"gpuType": "T4", "provenance": []},
     }
     for i, c in enumerate(cells):
@@ -257,7 +269,7 @@ def _with_table(readme: str, table: str, path: Path) -> str:
     a, b = readme.find(README_START), readme.find(README_END)
     if a < 0 or b < a:
         raise FormatError(f"{path}: needs the markers {README_START} and {README_END}")
-    return readme[:a + len(README_START)] + "\n" + table + "\n" + readme[b:]
+    return readme[: a + len(README_START)] + "\n" + table + "\n" + readme[b:]
 
 
 def expected(root: Path = ROOT, lookup: Callable = None) -> dict:

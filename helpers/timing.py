@@ -15,6 +15,7 @@ cuBLAS SGEMM for matmul):
 Everything that touches the GPU is behind `skip_reason()`; the table and chart
 functions are plain Python and run anywhere.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -27,10 +28,10 @@ import numpy as np
 @dataclass
 class Measurement:
     name: str
-    seconds: float               # median per launch
-    bytes: int = 0               # minimum bytes the variant must move (read + write)
+    seconds: float  # median per launch
+    bytes: int = 0  # minimum bytes the variant must move (read + write)
     flops: int = 0
-    ceiling: bool = False        # this row is the hardware ceiling measured in the same run
+    ceiling: bool = False  # this row is the hardware ceiling measured in the same run
 
     @property
     def gbps(self) -> float:
@@ -42,6 +43,7 @@ class Measurement:
 
 
 # ---------------------------------------------------------------------------- GPU side
+
 
 def skip_reason() -> str | None:
     """None where timing can run (a real CUDA GPU and the GPU engine), else one line saying why not.
@@ -78,6 +80,7 @@ def time_gpu(fn, *, warmup=3, reps=15, batch=10) -> float:
     """
     _require_gpu()
     from numba import cuda
+
     for _ in range(warmup):
         fn()
     cuda.synchronize()
@@ -103,6 +106,7 @@ def specialize(kernel, device_functions=(), jit_options=None, **constants):
     (e.g. `{"max_registers": 128}`).
     """
     from numba import cuda
+
     root = getattr(kernel, "py_func", kernel)
     g = dict(root.__globals__)
     g.update(constants)
@@ -135,6 +139,7 @@ def copy_ceiling(nbytes=1 << 30) -> Measurement:
         name = "device copy (ceiling)"
     else:
         from numba import cuda
+
         src, dst = cuda.to_device(np.ones(n, np.float32)), cuda.device_array(n, np.float32)
         blocks = cuda.get_current_device().MULTIPROCESSOR_COUNT * 8
         seconds = time_gpu(lambda: _copy_kernel()[blocks, 256](dst, src))
@@ -154,6 +159,7 @@ def _copy_kernel():
             start, stride = cuda.grid(1), cuda.gridsize(1)
             for i in range(start, src.size, stride):
                 dst[i] = src[i]
+
         _COPY.append(copy)
     return _COPY[0]
 
@@ -185,7 +191,7 @@ def sgemm_ceiling(n=8192) -> Measurement | None:
         end.record()
         end.synchronize()
         times.append(cp.cuda.get_elapsed_time(start, end) / 1e3)
-    return Measurement("cuBLAS SGEMM (ceiling)", statistics.median(times), flops=2 * n ** 3, ceiling=True)
+    return Measurement("cuBLAS SGEMM (ceiling)", statistics.median(times), flops=2 * n**3, ceiling=True)
 
 
 def validate(name, got, expected, *, rtol=1e-5, atol=1e-6) -> None:
@@ -199,10 +205,12 @@ def validate(name, got, expected, *, rtol=1e-5, atol=1e-6) -> None:
         idx = first if len(first) > 1 else first[0]
         raise AssertionError(
             f"{name}: {int(bad.sum())} of {got.size} elements wrong; first at index {idx}: "
-            f"got {got[first].item()!r}, expected {expected[first].item()!r} (rtol={rtol}, atol={atol})")
+            f"got {got[first].item()!r}, expected {expected[first].item()!r} (rtol={rtol}, atol={atol})"
+        )
 
 
 # ---------------------------------------------------------------------------- reporting (CPU)
+
 
 def _unit(row: Measurement) -> str | None:
     """The unit a row is judged in: FLOP/s where it counts flops, else bytes/s where it counts bytes."""
@@ -255,9 +263,15 @@ def table(rows) -> str:
         unit = _unit(r)
         ceil = _ceiling_for(rows, unit) if unit else None
         pct = f"{100 * _rate(r, unit) / _rate(ceil, unit):.1f}%" if ceil and _rate(ceil, unit) > 0 else "-"
-        body.append((r.name + (" *" if r.ceiling else ""), _fmt_time(r.seconds),
-                     f"{r.gbps:.1f}" if r.bytes else "-",
-                     f"{r.gflops:.1f}" if r.flops else "-", pct))
+        body.append(
+            (
+                r.name + (" *" if r.ceiling else ""),
+                _fmt_time(r.seconds),
+                f"{r.gbps:.1f}" if r.bytes else "-",
+                f"{r.gflops:.1f}" if r.flops else "-",
+                pct,
+            )
+        )
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
 
     def fmt(line):
@@ -272,6 +286,7 @@ def table(rows) -> str:
 def bar_chart(rows, title):
     """Bars of each variant's rate; the ceiling of the same unit drawn as a dashed line."""
     import matplotlib.pyplot as plt
+
     unit = "flops" if any(r.flops for r in rows) else "bytes"
     label = "GFLOP/s" if unit == "flops" else "GB/s"
     bars = [r for r in rows if not r.ceiling and _unit(r) == unit]

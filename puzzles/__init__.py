@@ -92,7 +92,9 @@ def last_run(name: str, kernel: Callable, *, case: int = 0, seed: int | None = N
     return kept[2].get(case)
 
 
-def show(name: str, kernel: Callable, view: str = "access", *, case: int = 0, seed: int | None = None) -> Figure:
+def show(
+    name: str, kernel: Callable, view: str = "access", *, case: int = 0, seed: int | None = None
+) -> Figure:
     """Draw what `kernel` did on case `case` of puzzle `name` (see helpers.viz.draw for the views).
 
     Draws the run the last check of this kernel made when there is one (same case and seed);

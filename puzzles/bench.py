@@ -9,6 +9,7 @@ Each chapter validates its variants against NumPy before timing them and measure
 (missed goals are reported, not fatal), 1 when a chapter failed validation or crashed, and 0
 with one line saying why where there is no GPU.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,11 +24,12 @@ from numba import cuda
 def chapter_modules(only=()):
     """(chapter tag, module) for every puzzles/pmpp/chNN_*.py with a benchmark(), in order."""
     from puzzles import pmpp
+
     found = []
     for name in sorted(m.name for m in pkgutil.iter_modules(pmpp.__path__)):
         if not name.startswith("ch"):
             continue
-        tag = name.split("_")[0]                          # "ch10"
+        tag = name.split("_")[0]  # "ch10"
         if only and tag not in only:
             continue
         module = importlib.import_module(f"puzzles.pmpp.{name}")
@@ -39,6 +41,7 @@ def chapter_modules(only=()):
 def goal_row(tag, module, rows):
     """One line of the goals table: (chapter, best, achieved, ceiling, fraction, goal, met)."""
     from helpers import timing
+
     goal = getattr(module, "GOAL", None)
     if not goal:
         best = max((r for r in rows if not r.ceiling), key=lambda r: r.gflops or r.gbps, default=None)
@@ -49,11 +52,18 @@ def goal_row(tag, module, rows):
         return (tag, goal["best"], "missing", _ceiling_text(rows), "-", f">= {goal['fraction']:.0%}", "NO")
     try:
         frac = timing.fraction_of_ceiling(rows, best.name)
-    except ValueError as e:              # e.g. no SGEMM ceiling without CuPy
+    except ValueError as e:  # e.g. no SGEMM ceiling without CuPy
         return (tag, best.name, _rate_text(best), _ceiling_text(rows), "-", str(e), "?")
     met = "yes" if frac >= goal["fraction"] else "NO"
-    return (tag, best.name, _rate_text(best), _ceiling_text(rows), f"{frac:.1%}",
-            f">= {goal['fraction']:.0%} of {goal['ceiling']}", met)
+    return (
+        tag,
+        best.name,
+        _rate_text(best),
+        _ceiling_text(rows),
+        f"{frac:.1%}",
+        f">= {goal['fraction']:.0%} of {goal['ceiling']}",
+        met,
+    )
 
 
 def _rate_text(r):
@@ -67,8 +77,9 @@ def _ceiling_text(rows):
 
 def format_table(header, body):
     widths = [max(len(str(line[i])) for line in [header, *body]) for i in range(len(header))]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(line, widths, strict=True))
-             for line in [header, *body]]
+    lines = [
+        "  ".join(str(c).ljust(w) for c, w in zip(line, widths, strict=True)) for line in [header, *body]
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
@@ -76,11 +87,17 @@ def format_table(header, body):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m puzzles.bench", description=__doc__.split("\n")[0])
     parser.add_argument("--scale", type=float, default=1.0, help="input size factor (goals assume 1.0)")
-    parser.add_argument("--only", action="append", default=[], metavar="chNN",
-                        help="run only this chapter (repeatable), e.g. --only ch10")
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="chNN",
+        help="run only this chapter (repeatable), e.g. --only ch10",
+    )
     args = parser.parse_args(argv)
 
     from helpers import timing
+
     reason = timing.skip_reason()
     if reason:
         print(reason)
@@ -100,7 +117,7 @@ def main(argv=None) -> int:
         sys.stdout.flush()
         try:
             rows = module.benchmark(scale=args.scale)
-        except AssertionError as e:      # a variant gave a wrong answer on the GPU
+        except AssertionError as e:  # a variant gave a wrong answer on the GPU
             print(f"VALIDATION FAILED: {e}")
             failed.append(tag)
             goals.append((tag, "-", "validation failed", "-", "-", "-", "NO"))

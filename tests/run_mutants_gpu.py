@@ -8,6 +8,7 @@ random cases with poisoned outputs, would have passed it. Those are the
 mistakes only the simulator's diagnostics and budgets catch. Each GPU-alone run
 is its own process: a stray access can kill the CUDA context for good.
 """
+
 import os
 import subprocess
 import sys
@@ -36,6 +37,7 @@ SEED = 7
 def gpu_alone_passes(puzzle, kernel, seed):
     """True if every case gives the right output on the GPU (no simulator involved)."""
     from numba import cuda
+
     k = kernel if hasattr(kernel, "py_func") else cuda.jit(kernel)
     for case in puzzle.cases(np.random.default_rng(seed)):
         args, _, outputs, pristine = check.prepare_args(puzzle, case)
@@ -51,8 +53,13 @@ def gpu_alone_passes(puzzle, kernel, seed):
 
 def alone(name, index):
     """GPU-alone verdict of one mutant, in a child process."""
-    r = subprocess.run([sys.executable, __file__, "--alone", name, str(index)], capture_output=True,
-                       text=True, timeout=300, cwd=os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run(
+        [sys.executable, __file__, "--alone", name, str(index)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=os.path.dirname(os.path.abspath(__file__)),
+    )
     last = (r.stdout.strip().splitlines() or ["?"])[-1]
     if r.returncode != 0:
         err = (r.stderr.strip().splitlines() or ["?"])[-1]
@@ -66,7 +73,7 @@ def main():
         kernel = MUTANTS[name][index][1]
         try:
             ok = gpu_alone_passes(puzzles.get(name), kernel, SEED)
-        except Exception as e:     # a launch error is a failure on the GPU too
+        except Exception as e:  # a launch error is a failure on the GPU too
             print(f"fails ({type(e).__name__})")
             return 0
         print("PASSES" if ok else "fails")

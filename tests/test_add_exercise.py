@@ -46,7 +46,7 @@ PUZZLES = [Puzzle(name="tmp_twice", title="Twice", statement="Double it.", outpu
                   budget=Budget(global_reads=1, global_writes=1), chapter="tmp")]
 '''
 
-MUTANTS = '''
+MUTANTS = """
 from numba import cuda
 
 from helpers.check import OverBudget
@@ -68,7 +68,7 @@ def twice_plus(out, a, n):
 
 MUTANTS = {"tmp_twice": [("reads_twice", twice_reads_twice, OverBudget, "global_reads")]}
 VARIANTS = {"tmp_twice": [("times_two_float", twice_plus)]}
-'''
+"""
 
 
 @pytest.fixture
@@ -102,7 +102,7 @@ def test_a_throwaway_exercise_is_listed_checked_and_shown(throwaway):
     with pytest.raises(NotSolvedYet):
         check(p, stub_kernel(p), seed=0, gpu=False)
     c = controls(puzzles.module_of("tmp_twice"), package="tmp_mutants")
-    (label, kernel, exc, detail), = c.MUTANTS["tmp_twice"]
+    ((label, kernel, exc, detail),) = c.MUTANTS["tmp_twice"]
     with pytest.raises(exc) as info:
         puzzles.check("tmp_twice", kernel, seed=0, gpu=False)
     assert exc is OverBudget and info.value.field == detail

@@ -3,6 +3,7 @@
 Puzzle-by-puzzle strictness lives in test_puzzles.py / test_strictness.py; this file
 covers harness mechanisms those do not (coalescing budget, summary determinism, seeds).
 """
+
 import numpy as np
 import pytest
 from numba import cuda
@@ -15,8 +16,8 @@ from helpers.puzzle import Budget, Case, Puzzle
 
 def test_sector_arithmetic():
     assert len(sectors(np.arange(32), 4)) == 4 and ideal_sectors(np.arange(32), 4) == 4
-    assert len(sectors(np.arange(32) * 2, 4)) == 8          # stride 2: twice the sectors
-    assert len(sectors(np.arange(32) * 32, 4)) == 32        # one sector per lane
+    assert len(sectors(np.arange(32) * 2, 4)) == 8  # stride 2: twice the sectors
+    assert len(sectors(np.arange(32) * 32, 4)) == 32  # one sector per lane
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -41,14 +42,19 @@ def _copy(out, a):
 def _copy_strided(out, a):
     i = cuda.grid(1)
     if i < a.size:
-        j = (i * 32) % a.size + (i * 32) // a.size   # a permutation: neighbours 128 bytes apart
+        j = (i * 32) % a.size + (i * 32) // a.size  # a permutation: neighbours 128 bytes apart
         out[j] = a[j]
 
 
 def _copy_puzzle(budget):
     def cases(rng):
-        return [Case(32, 32, {"out": np.zeros(1024, np.float32),
-                              "a": rng.standard_normal(1024).astype(np.float32)}) for _ in range(5)]
+        return [
+            Case(
+                32, 32, {"out": np.zeros(1024, np.float32), "a": rng.standard_normal(1024).astype(np.float32)}
+            )
+            for _ in range(5)
+        ]
+
     return Puzzle("copy", "Copy", "", ("out", "a"), ("out",), lambda a: a, cases, _copy, budget=budget)
 
 
@@ -56,7 +62,7 @@ def test_coalescing_of_a_known_pattern():
     p = _copy_puzzle(Budget(min_coalescing=0.9))
     launch, _ = check.run_case(p, _copy_strided, p.cases(np.random.default_rng(0))[0])
     eff = {arr: ideal / moved for (_, arr), (moved, ideal) in coalescing_by_line(launch.trace).items()}
-    assert eff == {"a": 0.125, "out": 0.125}                 # 32 lanes, 32 sectors, 4 needed
+    assert eff == {"a": 0.125, "out": 0.125}  # 32 lanes, 32 sectors, 4 needed
     check.check(p, _copy, seed=0, gpu=False)
     with pytest.raises(check.OverBudget):
         check.check(p, _copy_strided, seed=0, gpu=False)
@@ -73,6 +79,7 @@ def test_failure_names_the_seed_that_repeats_it():
     def off_by_one(out, a):
         i = cuda.threadIdx.x
         out[i] = a[i] + 11
+
     with pytest.raises(check.WrongAnswer) as e:
         puzzles.check("map", off_by_one, seed=1234, gpu=False)
     msg = str(e.value)
@@ -85,7 +92,7 @@ def test_outputs_are_fresh_and_poisoned_each_run():
     a1, _, out1, _ = check.prepare_args(p, case)
     a2, _, out2, _ = check.prepare_args(p, case)
     assert out1["out"] is not out2["out"] and np.isnan(out1["out"]).all()
-    assert a1[1] is not case.args["a"]           # the kernel never sees the case's own input
+    assert a1[1] is not case.args["a"]  # the kernel never sees the case's own input
 
 
 def test_expect_failure_raises_when_nothing_fails():

@@ -1,4 +1,5 @@
 """The notebook source format and builder (helpers.nbbuild), on a throwaway course in a temp dir."""
+
 import json
 import re
 import tomllib
@@ -20,9 +21,16 @@ def demo_kernel(out, a):
     ### END SOLUTION
 
 
-DEMO = Puzzle(name="demo", title="Demo: add ten", statement="Add 10 to each element of `a`.",
-              signature=("out", "a"), outputs=("out",), spec=lambda a: a + 10,
-              cases=lambda rng: [], reference=demo_kernel)
+DEMO = Puzzle(
+    name="demo",
+    title="Demo: add ten",
+    statement="Add 10 to each element of `a`.",
+    signature=("out", "a"),
+    outputs=("out",),
+    spec=lambda a: a + 10,
+    cases=lambda rng: [],
+    reference=demo_kernel,
+)
 
 SOURCE = """\
 # %% [markdown]
@@ -83,15 +91,23 @@ def test_build_writes_both_variants_and_readme(course):
         assert nb.nbformat == 4
         assert nb.metadata.kernelspec.name == "python3"
         # Cells: title, setup, statement, TPB, kernel, code, closing markdown (the empty cell is dropped).
-        assert [c.cell_type for c in nb.cells] == ["markdown", "code", "markdown", "code", "code", "code",
-                                                   "markdown"]
+        assert [c.cell_type for c in nb.cells] == [
+            "markdown",
+            "code",
+            "markdown",
+            "code",
+            "code",
+            "code",
+            "markdown",
+        ]
         for c in nb.cells:
             if c.cell_type == "code":
                 assert c.outputs == [] and c.execution_count is None
         assert nb.cells[0].source.startswith("# Demo course\n\nA *tiny* notebook.")
         assert nb.cells[1].source == nbbuild.SETUP_SOURCE
-        assert nb.cells[2].source == ("### Demo: add ten\n\nAdd 10 to each element of `a`.\n\n"
-                                      "Think about threads.")
+        assert nb.cells[2].source == (
+            "### Demo: add ten\n\nAdd 10 to each element of `a`.\n\nThink about threads."
+        )
         assert nb.cells[3].source == "TPB = 8"
         assert nb.cells[6].source == "The end."
         assert "BEGIN SOLUTION" not in path.read_text() and "END SOLUTION" not in path.read_text()
@@ -103,7 +119,7 @@ def test_build_writes_both_variants_and_readme(course):
     assert "out[i] = a[i] + 10" in sn.cells[4].source
     assert "out[i] = a[i] + 10" not in ln.cells[4].source
     assert "# FILL ME IN (roughly 1 line)" in ln.cells[4].source
-    assert "i = 0" in ln.cells[4].source            # code outside the markers stays
+    assert "i = 0" in ln.cells[4].source  # code outside the markers stays
     # Plain code cell with markers.
     assert sn.cells[5].source == "x = 1\nx = 2\ny = 3\nprint(x)"
     assert ln.cells[5].source == "x = 1\n# FILL ME IN (roughly 2 lines)\nprint(x)"
@@ -135,8 +151,11 @@ def test_deterministic(course):
 
 
 def test_check_finds_stale_and_orphaned_files(course):
-    assert nbbuild.stale(course, lookup) == ["notebooks/01_demo.ipynb", "notebooks/solutions/01_demo.ipynb",
-                                             "README.md"]
+    assert nbbuild.stale(course, lookup) == [
+        "notebooks/01_demo.ipynb",
+        "notebooks/solutions/01_demo.ipynb",
+        "README.md",
+    ]
     nbbuild.build(course, lookup)
     assert nbbuild.stale(course, lookup) == []
     src = course / "notebooks" / "src" / "01_demo.py"
@@ -166,18 +185,21 @@ def test_main_check_exit_code(course, capsys, monkeypatch):
     assert nbbuild.main(["--check", "--root", str(course)]) == 0
 
 
-@pytest.mark.parametrize("bad, message", [
-    ("x = 1\n# %% [markdown]\n# # T\n# %% setup\n", "text before the first"),
-    ("# %% [markdown]\n# # T\n# %% setup\n# %% [markdown]\nnot a comment\n", "lines must be comments"),
-    ("# %% [markdown]\n# # T\n# %% setup\n# %% kernels:demo\n", "unknown cell directive"),
-    ("# %% [markdown]\n# # T\n# %% setup\n# %% kernel:\n", "needs a puzzle name"),
-    ("# %% [markdown]\n# # T\n# %% setup\n# %% kernel:demo\nx = 1\n", "are generated"),
-    ("# %% [markdown]\n# # T\n# %% setup\nimport os\n", "are generated"),
-    ("# %% [markdown]\n# no title\n# %% setup\n", "title markdown cell"),
-    ("# %% setup\n# %% [markdown]\n# # T\n", "title markdown cell"),
-    ("# %% [markdown]\n# # T\n# %%\nx = 1\n", "followed by the one '# %% setup'"),
-    ("# %% [markdown]\n# # T\n# %% setup\n# %% setup\n", "followed by the one '# %% setup'"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ("x = 1\n# %% [markdown]\n# # T\n# %% setup\n", "text before the first"),
+        ("# %% [markdown]\n# # T\n# %% setup\n# %% [markdown]\nnot a comment\n", "lines must be comments"),
+        ("# %% [markdown]\n# # T\n# %% setup\n# %% kernels:demo\n", "unknown cell directive"),
+        ("# %% [markdown]\n# # T\n# %% setup\n# %% kernel:\n", "needs a puzzle name"),
+        ("# %% [markdown]\n# # T\n# %% setup\n# %% kernel:demo\nx = 1\n", "are generated"),
+        ("# %% [markdown]\n# # T\n# %% setup\nimport os\n", "are generated"),
+        ("# %% [markdown]\n# no title\n# %% setup\n", "title markdown cell"),
+        ("# %% setup\n# %% [markdown]\n# # T\n", "title markdown cell"),
+        ("# %% [markdown]\n# # T\n# %%\nx = 1\n", "followed by the one '# %% setup'"),
+        ("# %% [markdown]\n# # T\n# %% setup\n# %% setup\n", "followed by the one '# %% setup'"),
+    ],
+)
 def test_format_errors_name_the_problem(bad, message):
     with pytest.raises(nbbuild.FormatError, match=re.escape(message)):
         nbbuild.parse(bad, "src.py")
@@ -212,8 +234,11 @@ def run_setup_cell(monkeypatch, cwd, importable):
 
     real_find_spec = importlib.util.find_spec
     if not importable:
-        monkeypatch.setattr(importlib.util, "find_spec",
-                            lambda name, *a: None if name == "helpers" else real_find_spec(name, *a))
+        monkeypatch.setattr(
+            importlib.util,
+            "find_spec",
+            lambda name, *a: None if name == "helpers" else real_find_spec(name, *a),
+        )
     monkeypatch.setattr(subprocess, "run", fake_run)
     monkeypatch.setattr(helpers, "setup", lambda *a, **k: calls.append(1), raising=False)
     monkeypatch.setattr(sys, "path", list(sys.path))
@@ -240,9 +265,11 @@ def test_setup_cell_finds_the_checkout_it_sits_in(monkeypatch, tmp_path):
 def test_setup_cell_on_fresh_colab_clones_pinned_ref_and_installs(monkeypatch, tmp_path):
     commands, calls, path = run_setup_cell(monkeypatch, tmp_path, importable=False)
     clone = str(tmp_path / "massively-parallel")
-    assert commands[0] == (["git", "clone", "--quiet", "--depth", "1", "--branch", nbbuild.COURSE_REF,
-                            nbbuild.REPO_URL, clone], None)
-    (pip, cwd), = commands[1:]
+    assert commands[0] == (
+        ["git", "clone", "--quiet", "--depth", "1", "--branch", nbbuild.COURSE_REF, nbbuild.REPO_URL, clone],
+        None,
+    )
+    ((pip, cwd),) = commands[1:]
     assert pip[1:] == ["-m", "pip", "install", "--quiet", "-r", "requirements-runtime.txt"] and cwd == clone
     assert path[0] == clone and calls == [1]
 

@@ -6,6 +6,7 @@
 (c) the solution notebooks are run by nbval (pyproject testpaths, --nbval-lax)
     where any raising cell fails; nothing in them may switch that off.
 """
+
 import os
 import re
 import time
@@ -55,8 +56,9 @@ def exercise_problems(nb, cells) -> list:
             continue
         fn = re.search(r"def\s+(\w+)", nb.cells[k].source).group(1)
         if not any(j > k and _mentions(nb.cells[j].source, c.arg, fn) for j in raised):
-            problems.append(f"the stub of {c.arg!r} (cell {k}, {fn}) has no check cell "
-                            "that raised NotSolvedYet")
+            problems.append(
+                f"the stub of {c.arg!r} (cell {k}, {fn}) has no check cell that raised NotSolvedYet"
+            )
     return problems
 
 
@@ -66,8 +68,14 @@ def test_exercise_notebook_runs(stem):
 
     path = ROOT / "notebooks" / f"{stem}.ipynb"
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=CELL_TIMEOUT, startup_timeout=120, kernel_name="python3",
-                            allow_errors=True, resources={"metadata": {"path": str(path.parent)}})
+    client = NotebookClient(
+        nb,
+        timeout=CELL_TIMEOUT,
+        startup_timeout=120,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
     start = time.perf_counter()
     client.execute()
     elapsed = time.perf_counter() - start
@@ -82,14 +90,20 @@ def _executed(check_error=("NotSolvedYet", "check('demo', demo_kernel)"), extra_
     """A tiny executed exercise notebook and its source cells, without running a kernel."""
     from nbformat import v4
 
-    src = ("# %% [markdown]\n# # T\n# %% setup\n# %% kernel:demo\n"
-           "# %%\nx = 1\n# %%\ncheck('demo', demo_kernel)\n")
+    src = (
+        "# %% [markdown]\n# # T\n# %% setup\n# %% kernel:demo\n"
+        "# %%\nx = 1\n# %%\ncheck('demo', demo_kernel)\n"
+    )
     cells = nbbuild.parse(src)
-    nb = v4.new_notebook(cells=[
-        v4.new_markdown_cell("# T"), v4.new_code_cell("import helpers"),
-        v4.new_code_cell("def demo_kernel(out, a):\n    # FILL ME IN (roughly 1 line)\n    pass"),
-        v4.new_code_cell("x = 1"), v4.new_code_cell(check_error[1] if check_error else "check(1)"),
-    ])
+    nb = v4.new_notebook(
+        cells=[
+            v4.new_markdown_cell("# T"),
+            v4.new_code_cell("import helpers"),
+            v4.new_code_cell("def demo_kernel(out, a):\n    # FILL ME IN (roughly 1 line)\n    pass"),
+            v4.new_code_cell("x = 1"),
+            v4.new_code_cell(check_error[1] if check_error else "check(1)"),
+        ]
+    )
     if check_error:
         nb.cells[4].outputs = [v4.new_output("error", ename=check_error[0], evalue="", traceback=[])]
     if extra_error:
@@ -99,16 +113,19 @@ def _executed(check_error=("NotSolvedYet", "check('demo', demo_kernel)"), extra_
 
 def test_exercise_rules_accept_a_stub_whose_check_says_not_solved():
     assert exercise_problems(*_executed()) == []
-    assert exercise_problems(*_executed(check_error=("NotSolvedYet", "puzzles.check(\"demo\", k)"))) == []
+    assert exercise_problems(*_executed(check_error=("NotSolvedYet", 'puzzles.check("demo", k)'))) == []
 
 
-@pytest.mark.parametrize("kw, expect", [
-    ({"check_error": ("WrongAnswer", "check('demo', demo_kernel)")}, "cell 4 raised WrongAnswer"),
-    ({"check_error": None}, "the stub of 'demo' (cell 2, demo_kernel) has no check cell"),
-    ({"check_error": ("NotSolvedYet", "check('other', other_kernel)")}, "has no check cell"),
-    ({"extra_error": "NameError"}, "cell 3 raised NameError"),
-    ({"extra_error": "NotSolvedYet"}, "cell 3 raised NotSolvedYet"),   # not a check cell
-])
+@pytest.mark.parametrize(
+    "kw, expect",
+    [
+        ({"check_error": ("WrongAnswer", "check('demo', demo_kernel)")}, "cell 4 raised WrongAnswer"),
+        ({"check_error": None}, "the stub of 'demo' (cell 2, demo_kernel) has no check cell"),
+        ({"check_error": ("NotSolvedYet", "check('other', other_kernel)")}, "has no check cell"),
+        ({"extra_error": "NameError"}, "cell 3 raised NameError"),
+        ({"extra_error": "NotSolvedYet"}, "cell 3 raised NotSolvedYet"),  # not a check cell
+    ],
+)
 def test_exercise_rules_reject(kw, expect):
     problems = exercise_problems(*_executed(**kw))
     assert any(expect in p for p in problems), problems
@@ -152,8 +169,13 @@ def test_parallel_run_keeps_each_notebook_on_one_worker(tmp_path):
         nb = v4.new_notebook(cells=[v4.new_code_cell(c) for c in cells])
         nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
         nbformat.write(nb, sols / f"{name}.ipynb")
-    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "-q"],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "-q"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     summary = r.stdout.strip().splitlines()[-1]
     assert "1 failed, 11 passed" in summary, r.stdout[-3000:]
     assert "FAILED notebooks/solutions/c.ipynb::Cell 1" in r.stdout

@@ -1,5 +1,6 @@
 """PMPP chapters 2-5: every reference passes, every stub is unsolved, known-wrong kernels are rejected
 for the right reason, and the CPU-side helpers (divergence paths, occupancy, specialisation) work."""
+
 import math
 import re
 
@@ -45,14 +46,16 @@ def test_cases_are_honest(puzzle):
             assert flat.size < 2 or len(np.unique(flat)) > 1, "constant input"
             assert flat[0] != 0
         for i, a in enumerate(arrays):
-            for b in arrays[i + 1:]:
+            for b in arrays[i + 1 :]:
                 assert a.shape != b.shape or not np.array_equal(a, b)
+
     # some case has a partial block and some case several blocks
     def threads(c):
         return math.prod(c.block) if isinstance(c.block, tuple) else c.block
 
     def blocks(c):
         return math.prod(c.grid) if isinstance(c.grid, tuple) else c.grid
+
     assert any(blocks(c) > 1 for c in cases)
     sizes = [np.prod(case.args[puzzle.outputs[0]].shape) for case in cases]
     assert any(s % threads(c) for s, c in zip(sizes, cases))
@@ -73,8 +76,10 @@ def test_over_budget_names_the_cause():
 
 # ---------------------------------------------------------------------------- chapter 4 helpers
 
+
 def _trace(name, kernel, case=0):
     from helpers.check import run_case
+
     p = puzzles.get(name)
     launch, _ = run_case(p, kernel, p.cases(np.random.default_rng(0))[case], trace=True)
     return launch.trace
@@ -98,11 +103,11 @@ def test_paths_view():
 def test_occupancy_arithmetic():
     o = ch04.occupancy(256, 32, 0)
     assert (o["blocks/SM"], o["warps/SM"], o["occupancy"]) == (8, 64, 1.0)
-    o = ch04.occupancy(256, 128, 0)              # 128 regs * 256 threads = 32K: two blocks
+    o = ch04.occupancy(256, 128, 0)  # 128 regs * 256 threads = 32K: two blocks
     assert (o["blocks/SM"], o["limit"]) == (2, "registers")
-    o = ch04.occupancy(128, 32, 48 * 1024)       # 228 KiB / 48 KiB = 4 blocks
+    o = ch04.occupancy(128, 32, 48 * 1024)  # 228 KiB / 48 KiB = 4 blocks
     assert (o["blocks/SM"], o["limit"]) == (4, "shared memory")
-    o = ch04.occupancy(32, 16, 0)                # tiny blocks: the 32-block limit bites
+    o = ch04.occupancy(32, 16, 0)  # tiny blocks: the 32-block limit bites
     assert (o["blocks/SM"], o["occupancy"], o["limit"]) == (32, 0.5, "blocks")
     o = ch04.occupancy(1024, 32, 0, gpu="T4 (sm_75)")
     assert (o["blocks/SM"], o["occupancy"]) == (1, 1.0)
@@ -112,8 +117,10 @@ def test_occupancy_arithmetic():
 
 # ---------------------------------------------------------------------------- chapter 5 specialisation
 
+
 def test_specialize_recompiles_with_new_constants():
     from numba import types
+
     arr = types.float32[:, :]
     sig = (arr, arr, arr, types.int64, types.int64, types.int64)
     big = ch05.specialize(ch05.regtile_matmul_kernel, **ch05.regtile_constants(128, 128, 8, 8, 8))
@@ -121,15 +128,16 @@ def test_specialize_recompiles_with_new_constants():
     # the 8x8 accumulator lives in registers: no local memory, 64 multiply-adds per k step
     assert "ld.local" not in ptx and "st.local" not in ptx
     assert ptx.count("fma.rn.f32") >= 64
-    assert re.search(r"\.shared .*\[4224\]", ptx)       # m tile: 8 x (128 + 4 padding) floats
+    assert re.search(r"\.shared .*\[4224\]", ptx)  # m tile: 8 x (128 + 4 padding) floats
     tiled32 = ch05.specialize(ch05.tiled_matmul_kernel, TILE=32)
     ptx, _ = cuda.compile_ptx(tiled32.py_func, sig, cc=(7, 5))
-    assert re.search(r"\.shared .*\[4096\]", ptx)       # 32 * 32 * 4 bytes per tile
-    assert ch05.TILE == 8                               # the module's own kernel is untouched
+    assert re.search(r"\.shared .*\[4096\]", ptx)  # 32 * 32 * 4 bytes per tile
+    assert ch05.TILE == 8  # the module's own kernel is untouched
 
 
 def test_prefetch_kernel_uses_128_bit_shared_loads():
     from numba import types
+
     arr = types.float32[:, :]
     sig = (arr, arr, arr, types.int64, types.int64, types.int64)
     big = ch05.specialize(ch05.prefetch_matmul_kernel, **ch05.regtile_constants(128, 128, 8, 8, 8))
@@ -149,6 +157,7 @@ def test_regtile_constants_reject_uneven_loads():
 
 # ---------------------------------------------------------------------------- benchmarks
 
+
 def test_goals():
     assert ch02.GOAL == {"ceiling": "copy", "fraction": 0.8, "best": ch02.BEST}
     assert ch05.GOAL == {"ceiling": "sgemm", "fraction": 0.4, "best": ch05.BEST}
@@ -156,10 +165,18 @@ def test_goals():
 
 
 def test_transfer_table_format():
-    rows = [{"n": 1024, "MiB": 0.01, "h2d": 20e-6, "kernel": 8e-6, "d2h": 15e-6, "gpu_total": 43e-6,
-             "cpu": 1e-6},
-            {"n": 1 << 24, "MiB": 192.0, "h2d": 20e-3, "kernel": 0.2e-3, "d2h": 10e-3, "gpu_total": 30.2e-3,
-             "cpu": 40e-3}]
+    rows = [
+        {"n": 1024, "MiB": 0.01, "h2d": 20e-6, "kernel": 8e-6, "d2h": 15e-6, "gpu_total": 43e-6, "cpu": 1e-6},
+        {
+            "n": 1 << 24,
+            "MiB": 192.0,
+            "h2d": 20e-3,
+            "kernel": 0.2e-3,
+            "d2h": 10e-3,
+            "gpu_total": 30.2e-3,
+            "cpu": 40e-3,
+        },
+    ]
     lines = ch02.transfer_table(rows).splitlines()
     assert lines[1].split()[-1] == "CPU" and lines[2].split()[-1] == "GPU"
     assert "43.0" in lines[1]

@@ -1,6 +1,7 @@
 """PMPP chapters 6-9: every reference passes, every stub is NotSolvedYet, known-wrong kernels are
 rejected for the right reason, and the GPU benchmark code is right (run on the simulator with the
 GPU tile sizes)."""
+
 import importlib
 
 import pytest
@@ -53,6 +54,7 @@ def test_benchmark_variants_on_sim(sim_engine):
     from puzzles.pmpp import ch07_convolution as c7
     from puzzles.pmpp import ch08_stencil as c8
     from puzzles.pmpp import ch09_histogram as c9
+
     c6.validate_variants(shapes=((37, 45),), configs=((32, 8), (16, 4)))
     c7.validate_variants(shapes=((37, 45),))
     c8.validate_variants(shapes=((7, 31, 33),))
@@ -61,6 +63,7 @@ def test_benchmark_variants_on_sim(sim_engine):
 
 def test_benchmark_without_gpu():
     from helpers import timing
+
     if timing.skip_reason() is None:
         pytest.skip("a GPU is present: the benchmark is run by puzzles.bench instead")
     for m in MODULES:
@@ -71,12 +74,14 @@ def test_benchmark_without_gpu():
 def test_validation_catches_wrong_variant(sim_engine):
     """The validation step names a broken variant."""
     from puzzles.pmpp import ch09_histogram as c9
+
     real = c9.variants
 
     def broken(block=64, blocks=None):
         v = real(block, blocks)
         v["ch09_hist_unrolled"] = (lambda hist, priv, data: None, False)
         return v
+
     c9.variants = broken
     try:
         with pytest.raises(AssertionError, match="ch09_hist_unrolled"):

@@ -6,6 +6,7 @@ is right on the simulator; the benchmark kernels (the same code recompiled with 
 constants by helpers.timing.specialize) are right on the simulator at small sizes; and
 `python -m puzzles.bench` skips cleanly without a GPU.
 """
+
 import os
 import subprocess
 import sys
@@ -41,6 +42,7 @@ TILE = ch12.TILE
 
 # ---------------------------------------------------------------- every variant, every stub
 
+
 def test_each_notebook_has_two_exercises():
     for m in MODULES:
         assert sum(p.stub != p.source for p in m.PUZZLES) >= 2, m.__name__
@@ -68,18 +70,22 @@ def test_domino_with_block_index_never_finishes(monkeypatch):
 # ---------------------------------------------------------------- known-wrong kernels: ch12
 
 
-        # no barrier: the next round's loads overwrite tiles that slower threads still read
+# no barrier: the next round's loads overwrite tiles that slower threads still read
 
 
 # ---------------------------------------------------------------- composed and GPU-sized kernels, simulated
 
+
 def test_hierarchical_scan_on_simulator(sim_engine):
     from helpers import timing
+
     rng = np.random.default_rng(5)
-    for n in (7, 300, 16 * 16 * 2 + 5):          # one level, two levels, three levels
+    for n in (7, 300, 16 * 16 * 2 + 5):  # one level, two levels, three levels
         a = rng.uniform(-2, 2, n).astype(np.float32)
         got = ch11.hierarchical_scan(a).copy_to_host()
-        timing.validate(f"hierarchical_scan n={n}", got, np.cumsum(a.astype(np.float64)), rtol=1e-5, atol=1e-4)
+        timing.validate(
+            f"hierarchical_scan n={n}", got, np.cumsum(a.astype(np.float64)), rtol=1e-5, atol=1e-4
+        )
 
 
 def _run(kernel, grid, block, args, **kw):
@@ -90,8 +96,10 @@ def test_specialized_reductions_on_simulator():
     rng = np.random.default_rng(6)
     a = rng.integers(-8, 9, 777).astype(np.float32)
     want = a.sum(dtype=np.float64)
-    for kern, per_block, tpb in [(specialize(ch10.reduce_segmented, TPB=32), 64, 32),
-                                 (specialize(ch10.reduce_coarsened, TPB=32, COARSE=3), 192, 32)]:
+    for kern, per_block, tpb in [
+        (specialize(ch10.reduce_segmented, TPB=32), 64, 32),
+        (specialize(ch10.reduce_coarsened, TPB=32, COARSE=3), 192, 32),
+    ]:
         out = np.zeros(1, np.float32)
         _run(kern, (len(a) + per_block - 1) // per_block, tpb, [out, a, len(a)])
         assert out[0] == want
@@ -121,15 +129,21 @@ def test_specialized_merges_on_simulator():
     rng = np.random.default_rng(8)
     a, b = ch12._merge_inputs(rng, 150, 201)
     want = ch12.merge_spec(a, b, 150, 201)
-    for kern in (specialize(ch12.merge_tiled, [ch12.co_rank, ch12.merge_sequential], TILE=40),
-                 specialize(ch12.merge_circular, [ch12.co_rank, ch12.co_rank_circular,
-                                                  ch12.merge_sequential_circular], TILE=40)):
+    for kern in (
+        specialize(ch12.merge_tiled, [ch12.co_rank, ch12.merge_sequential], TILE=40),
+        specialize(
+            ch12.merge_circular,
+            [ch12.co_rank, ch12.co_rank_circular, ch12.merge_sequential_circular],
+            TILE=40,
+        ),
+    ):
         c = np.full(351, np.nan, np.float32)
         _run(kern, 3, 16, [c, a, b, 150, 201])
         assert np.array_equal(c, want)
 
 
 # ---------------------------------------------------------------- puzzles.bench
+
 
 def test_goals_declared():
     assert ch10.GOAL == {"ceiling": "copy", "fraction": 0.8, "best": "ch10_reduce_shuffle"}
@@ -140,26 +154,36 @@ def test_goals_declared():
 def test_goal_row_arithmetic():
     from helpers.timing import Measurement
     from puzzles.bench import goal_row
-    rows = [Measurement("copy", 1.0, bytes=1000, ceiling=True),
-            Measurement("ch10_reduce_shuffle", 1.0, bytes=850)]
+
+    rows = [
+        Measurement("copy", 1.0, bytes=1000, ceiling=True),
+        Measurement("ch10_reduce_shuffle", 1.0, bytes=850),
+    ]
     row = goal_row("ch10", ch10, rows)
     assert row[1] == "ch10_reduce_shuffle" and row[4] == "85.0%" and row[-1] == "yes"
     rows[1] = Measurement("ch10_reduce_shuffle", 1.0, bytes=500)
     assert goal_row("ch10", ch10, rows)[-1] == "NO"
     assert goal_row("ch12", ch12, rows)[-2] == "no goal"
-    assert goal_row("ch10", ch10, rows[1:])[-1] == "?"      # no ceiling measured: reported, not fatal
+    assert goal_row("ch10", ch10, rows[1:])[-1] == "?"  # no ceiling measured: reported, not fatal
 
 
 def test_chapter_modules_found():
     from puzzles.bench import chapter_modules
+
     tags = [t for t, _ in chapter_modules({"ch10", "ch11", "ch12"})]
     assert tags == ["ch10", "ch11", "ch12"]
 
 
 def test_bench_script_skips_without_gpu():
     env = dict(os.environ, MP_ENGINE="sim", PYTHONPATH=str(ROOT))
-    r = subprocess.run([sys.executable, "-m", "puzzles.bench", "--only", "ch10"], cwd=ROOT, env=env,
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "puzzles.bench", "--only", "ch10"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     lines = r.stdout.strip().splitlines()
     assert len(lines) == 1 and "skipped" in lines[0], r.stdout
@@ -173,9 +197,13 @@ def test_benchmark_code_path_on_simulator(module, sim_engine, monkeypatch):
     import types
 
     from helpers import timing
+
     monkeypatch.setattr(timing, "time_gpu", lambda fn, **kw: (fn(), 1e-3)[1])
-    monkeypatch.setattr(timing, "copy_ceiling", lambda nbytes=1 << 30: timing.Measurement(
-        "copy", 1e-3, bytes=2 * nbytes, ceiling=True))
+    monkeypatch.setattr(
+        timing,
+        "copy_ceiling",
+        lambda nbytes=1 << 30: timing.Measurement("copy", 1e-3, bytes=2 * nbytes, ceiling=True),
+    )
     monkeypatch.setattr(cuda, "get_current_device", lambda: types.SimpleNamespace(MULTIPROCESSOR_COUNT=1))
     # direct launches cannot say cross_block_races=False; the single-pass scans need it
     launch = sim.launch

@@ -9,8 +9,22 @@ import puzzles
 from helpers.check import run_case
 from helpers.puzzle import BEGIN, END
 
-NAMES = ["map", "zip", "guard", "map_2d", "broadcast", "blocks", "blocks_2d", "shared", "pool", "dot",
-         "conv", "prefix_sum", "axis_sum", "matmul"]
+NAMES = [
+    "map",
+    "zip",
+    "guard",
+    "map_2d",
+    "broadcast",
+    "blocks",
+    "blocks_2d",
+    "shared",
+    "pool",
+    "dot",
+    "conv",
+    "prefix_sum",
+    "axis_sum",
+    "matmul",
+]
 
 
 def test_the_fourteen_are_registered_in_order():
@@ -31,6 +45,7 @@ def test_enough_mutants_and_variants(name):
 
 
 # ---------------------------------------------------------------- the cases themselves
+
 
 def _inputs(p, case):
     return {k: v for k, v in case.args.items() if isinstance(v, np.ndarray) and k not in p.outputs}
@@ -61,7 +76,7 @@ def test_cases_are_random_and_unpredictable(name):
             assert (allv < 0).any() and (allv > 0).any(), "inputs should have both signs"
         arrays = list(ins.values())
         for i, x in enumerate(arrays):
-            for y in arrays[i + 1:]:
+            for y in arrays[i + 1 :]:
                 if x.size > 1 and x.shape == y.shape:
                     assert not np.array_equal(x, y)
                 if x.ndim == 2 and x.shape == y.T.shape and x.size > 1:
@@ -79,7 +94,7 @@ def test_cases_vary_the_launch(name):
     shapes = [next(iter(_inputs(p, c).values())).shape for c in cases]
     assert len(set(shapes)) >= 3, "sizes should change from case to case"
     grids = [int(np.prod(c.grid)) for c in cases]
-    if max(grids) > 1:   # a puzzle with blocks: several blocks, partial last blocks, a single one too
+    if max(grids) > 1:  # a puzzle with blocks: several blocks, partial last blocks, a single one too
         assert any(g >= 2 for g in grids)
         n = [c.args.get("size", c.args.get("a_size")) for c in cases]
         bx = [c.block if isinstance(c.block, int) else c.block[0] for c in cases]
@@ -108,6 +123,7 @@ def test_specific_case_rules():
 
 # ---------------------------------------------------------------- statements, hints, budgets
 
+
 @pytest.mark.parametrize("name", NAMES)
 def test_statement_and_hints(name):
     p = puzzles.get(name)
@@ -116,8 +132,11 @@ def test_statement_and_hints(name):
     assert len(p.hints) >= 3
     solution = p.source.split(BEGIN, 1)[1].split(END, 1)[0]
     # lines that compute something (the barrier itself is taught in the statements)
-    lines = [ln.strip() for ln in solution.splitlines()
-             if len(ln.strip()) > 12 and ln.strip() != "cuda.syncthreads()"]
+    lines = [
+        ln.strip()
+        for ln in solution.splitlines()
+        if len(ln.strip()) > 12 and ln.strip() != "cuda.syncthreads()"
+    ]
     for h in p.hints:
         for ln in lines:
             assert ln not in h, f"hint gives away `{ln}`"
@@ -128,8 +147,12 @@ def test_statement_and_hints(name):
 def test_budgets_are_tight_for_the_reference(name):
     """Every limit is exactly what the reference needs on some case: no slack to hide a worse kernel."""
     p = puzzles.get(name)
-    fields = {"global_reads": ("global", 0), "global_writes": ("global", 1),
-              "shared_reads": ("shared", 0), "shared_writes": ("shared", 1)}
+    fields = {
+        "global_reads": ("global", 0),
+        "global_writes": ("global", 1),
+        "shared_reads": ("shared", 0),
+        "shared_writes": ("shared", 1),
+    }
     assert p.budget.global_reads is not None and p.budget.global_writes is not None
     hit = {f: False for f in fields}
     hit["shared_bytes"] = False

@@ -4,6 +4,7 @@ Each test takes a kernel that exploits the weakness, where cheap first shows tha
 under the weak setting (arange inputs, zeroed outputs, b = a.T, one block, ...), then shows that
 `puzzles.check` rejects it for the right reason. Positive controls live in test_puzzles.py
 (every reference and variant passes on the same cases)."""
+
 import pkgutil
 from types import SimpleNamespace
 
@@ -27,8 +28,13 @@ from helpers.check import (
 from helpers.sim.errors import BarrierDivergence, DataRace, OutOfBounds, ReadOnlyWrite, UninitializedRead
 
 # every GPU-puzzle mutant and variant kernel by name (they live in one mutants file per puzzle)
-m = SimpleNamespace(**{k: v for mod in pkgutil.iter_modules(_gp.__path__)
-                       for k, v in vars(mutants_module(f"puzzles.gpu_puzzles.{mod.name}")).items()})
+m = SimpleNamespace(
+    **{
+        k: v
+        for mod in pkgutil.iter_modules(_gp.__path__)
+        for k, v in vars(mutants_module(f"puzzles.gpu_puzzles.{mod.name}")).items()
+    }
+)
 
 RNG = np.random.default_rng(1234)
 
@@ -54,7 +60,7 @@ def test_01_predictable_inputs():
     n = 8
     out, a = np.zeros(n, np.float32), np.arange(n, dtype=np.float32)
     weak_run(m.map_arange_hardcode, 1, n, out, a)
-    assert np.array_equal(out, a + 10)          # passes with arange input
+    assert np.array_equal(out, a + 10)  # passes with arange input
     rejects("map", m.map_arange_hardcode, WrongAnswer)
     rejects("map_2d", m.map_2d_arange_hardcode, WrongAnswer)
 
@@ -63,7 +69,7 @@ def test_02_all_ones_inputs_hide_swapped_indices():
     n = 4
     out, a = np.zeros((n, n), np.float32), np.ones((n, n), np.float32)
     weak_run(m.map_2d_transposed_read, 1, (n, n), out, a, n)
-    assert np.array_equal(out, a + 10)          # passes with all-ones input
+    assert np.array_equal(out, a + 10)  # passes with all-ones input
     rejects("map_2d", m.map_2d_transposed_read, WrongAnswer)
     rejects("blocks_2d", m.blocks_2d_transposed_read, WrongAnswer)
     rejects("broadcast", m.broadcast_swapped_axes, WrongAnswer)
@@ -72,16 +78,16 @@ def test_02_all_ones_inputs_hide_swapped_indices():
 @cuda.jit
 def map_skips_first(out, a):
     i = cuda.threadIdx.x
-    if i > 0:                # thread 0 "knows" its answer is 0 and skips the write
+    if i > 0:  # thread 0 "knows" its answer is 0 and skips the write
         out[i] = a[i] + 10
 
 
 def test_03_zeroed_outputs_hide_skipped_writes():
     n = 6
     out, a = np.zeros(n, np.float32), f32(n)
-    a[0] = -10.0             # expected out[0] == 0
+    a[0] = -10.0  # expected out[0] == 0
     weak_run(map_skips_first, 1, n, out, a)
-    assert np.array_equal(out, a + 10)          # passes when outputs start at zero
+    assert np.array_equal(out, a + 10)  # passes when outputs start at zero
     err = rejects("map", map_skips_first, WrongAnswer)
     assert "never written" in str(err)
 
@@ -133,11 +139,11 @@ def test_08_one_block_hides_local_versus_global_index_and_missing_halos():
     n = 8
     out, a = np.zeros(n, np.float32), f32(n)
     weak_run(m.blocks_local_index, 1, n, out, a, n)
-    assert np.array_equal(out, a + 10)          # one block: local index == global index
+    assert np.array_equal(out, a + 10)  # one block: local index == global index
     rejects("blocks", m.blocks_local_index, KernelDiagnosed, DataRace)
     out = np.zeros(n, np.float32)
     weak_run(m.pool_block_start_boundary, 1, 8, out, a, n)
-    assert np.allclose(out, puzzles.get("pool").spec(a=a, size=n), atol=1e-5)   # no halo needed
+    assert np.allclose(out, puzzles.get("pool").spec(a=a, size=n), atol=1e-5)  # no halo needed
     rejects("pool", m.pool_block_start_boundary, WrongAnswer)
     rejects("conv", m.conv_block_end_boundary, WrongAnswer)
 
@@ -160,10 +166,10 @@ def test_09_missing_syncthreads_and_barrier_in_a_branch():
 
 def test_10_budgets_are_enforced_not_printed():
     p = puzzles.get("matmul")
-    case = p.cases(np.random.default_rng(0))[2]      # several tiles
+    case = p.cases(np.random.default_rng(0))[2]  # several tiles
     _, outputs = run_case(p, m.matmul_naive, case)[:2]
     want = p.spec(**{k: v for k, v in case.args.items() if k != "out"})
-    assert np.allclose(outputs["out"], want, atol=1e-4)   # the naive kernel computes the right thing
+    assert np.allclose(outputs["out"], want, atol=1e-4)  # the naive kernel computes the right thing
     err = rejects("matmul", m.matmul_naive, OverBudget)
     assert err.field == "global_reads" and err.count > err.limit
     err = rejects("prefix_sum", m.prefix_sum_thread0_loop, OverBudget)
@@ -196,7 +202,7 @@ def test_13_kernel_that_modifies_its_inputs():
     n = 8
     out, a = np.zeros(n, np.float32), f32(n)
     weak_run(map_zeroes_input, 1, n, out, a)
-    assert np.array_equal(out, puzzles.get("map").spec(a=a))   # spec on the modified input agrees
+    assert np.array_equal(out, puzzles.get("map").spec(a=a))  # spec on the modified input agrees
     err = rejects("map", map_zeroes_input, (KernelDiagnosed, InputModified))
     if isinstance(err, KernelDiagnosed):
         assert type(err.diagnostic) is ReadOnlyWrite
@@ -206,7 +212,7 @@ def test_13_kernel_that_modifies_its_inputs():
 
 @cuda.jit
 def map_writes_nothing(out, a):
-    i = cuda.threadIdx.x     # noqa: F841
+    i = cuda.threadIdx.x  # noqa: F841
     # forgot the body
 
 
@@ -218,8 +224,8 @@ def map_writes_half(out, a):
 
 
 def test_14_stale_output_from_an_earlier_run():
-    check(puzzles.get("map"), puzzles.get("map").reference, seed=0, gpu=False)   # a right answer first
-    rejects("map", map_writes_nothing, NotSolvedYet)                             # then nothing: no reuse
+    check(puzzles.get("map"), puzzles.get("map").reference, seed=0, gpu=False)  # a right answer first
+    rejects("map", map_writes_nothing, NotSolvedYet)  # then nothing: no reuse
     err = rejects("map", map_writes_half, WrongAnswer)
     assert "never written" in str(err)
 

@@ -1,4 +1,5 @@
 """helpers.timing on a CPU machine: arithmetic, formatting, and skipping cleanly without a GPU."""
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
@@ -13,8 +14,8 @@ def _gpu_present():
 
 def rows_bw():
     return [
-        Measurement("naive", 2e-3, bytes=3 * 10**9),          # 1500 GB/s
-        Measurement("best", 1e-3, bytes=3 * 10**9),           # 3000 GB/s
+        Measurement("naive", 2e-3, bytes=3 * 10**9),  # 1500 GB/s
+        Measurement("best", 1e-3, bytes=3 * 10**9),  # 3000 GB/s
         Measurement("device copy (ceiling)", 0.5e-3, bytes=2 * 10**9, ceiling=True),  # 4000 GB/s
     ]
 
@@ -35,9 +36,9 @@ def test_fraction_of_ceiling_bytes():
 
 def test_fraction_uses_ceiling_of_same_unit():
     rows = [
-        Measurement("tiled", 1.0, bytes=10**9, flops=10 * 10**12),               # 10 TFLOP/s
-        Measurement("copy", 1e-3, bytes=4 * 10**9, ceiling=True),                # bytes ceiling
-        Measurement("cuBLAS", 1.0, flops=50 * 10**12, ceiling=True),             # 50 TFLOP/s
+        Measurement("tiled", 1.0, bytes=10**9, flops=10 * 10**12),  # 10 TFLOP/s
+        Measurement("copy", 1e-3, bytes=4 * 10**9, ceiling=True),  # bytes ceiling
+        Measurement("cuBLAS", 1.0, flops=50 * 10**12, ceiling=True),  # 50 TFLOP/s
     ]
     # flops rows are judged against the flops ceiling even though they also count bytes
     assert timing.fraction_of_ceiling(rows, "tiled") == pytest.approx(0.2)
@@ -91,15 +92,17 @@ def test_bar_chart_draws_ceiling_line():
     fig = timing.bar_chart(rows_bw(), title="vector add")
     ax = fig.axes[0]
     assert ax.get_title() == "vector add"
-    assert len(ax.patches) == 2                      # the ceiling is a line, not a bar
+    assert len(ax.patches) == 2  # the ceiling is a line, not a bar
     assert ax.lines and ax.lines[0].get_ydata()[0] == pytest.approx(4000.0)
     assert ax.get_ylabel() == "GB/s"
     plt.close(fig)
 
 
 def test_bar_chart_flops():
-    rows = [Measurement("tiled", 1.0, flops=10**12),
-            Measurement("cuBLAS", 1.0, flops=5 * 10**12, ceiling=True)]
+    rows = [
+        Measurement("tiled", 1.0, flops=10**12),
+        Measurement("cuBLAS", 1.0, flops=5 * 10**12, ceiling=True),
+    ]
     fig = timing.bar_chart(rows, title="sgemm")
     assert fig.axes[0].get_ylabel() == "GFLOP/s"
     plt.close(fig)
@@ -123,6 +126,7 @@ def test_skip_reason_sim_engine_forced(monkeypatch):
 @pytest.mark.skipif(not _gpu_present(), reason="needs a CUDA GPU")
 def test_gpu_copy_ceiling_and_timing():
     from numba import cuda
+
     m = timing.copy_ceiling(64 << 20)
     assert m.ceiling and m.bytes == 2 * (64 << 20) and m.gbps > 50
     d = cuda.device_array(1 << 20, np.float32)

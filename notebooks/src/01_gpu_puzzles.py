@@ -50,6 +50,7 @@ from helpers.check import WrongAnswer, expect_failure
 # Launching a kernel yourself works like this (on a machine without a GPU the simulator runs it;
 # the first cell printed which engine you have):
 
+
 # %%
 @cuda.jit
 def negate_kernel(out, a):
@@ -59,7 +60,7 @@ def negate_kernel(out, a):
 
 a = np.array([1.5, -2.0, 3.25], np.float32)
 out = np.zeros_like(a)
-negate_kernel[1, 3](out, a)     # one block of three threads
+negate_kernel[1, 3](out, a)  # one block of three threads
 print(out)
 
 # %% [markdown]
@@ -98,6 +99,7 @@ puzzles.check("map", map_kernel)
 # Here is a kernel that would pass a checker fed with `a = [0, 1, 2, ...]`; with random inputs it
 # fails, and the message shows which elements are wrong. (`expect_failure` runs the check and prints
 # the failure it expected.)
+
 
 # %%
 @cuda.jit

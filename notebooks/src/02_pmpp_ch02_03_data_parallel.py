@@ -46,7 +46,7 @@ b = np.random.default_rng(1).uniform(-1, 1, n).astype(np.float32)
 d_a, d_b = cuda.to_device(a), cuda.to_device(b)
 d_out = cuda.device_array(n, np.float32)
 threads = 128
-blocks = math.ceil(n / threads)          # 8 blocks, 1024 threads, 24 of them idle
+blocks = math.ceil(n / threads)  # 8 blocks, 1024 threads, 24 of them idle
 vecadd_kernel[blocks, threads](d_out, d_a, d_b, n)
 print("max error:", np.abs(d_out.copy_to_host() - (a + b)).max())
 

@@ -93,8 +93,15 @@ expect_failure(OverBudget, puzzles.check, "ch04_warp_uniform", parity_branch_ker
 # thread comes from the compiler; `nvcc -Xptxas -v`, or `kernel.get_regs_per_thread()` in Numba):
 
 # %%
-configs = [(256, 32, 0), (1024, 32, 0), (256, 64, 0), (256, 128, 0), (128, 32, 48 * 1024), (32, 16, 0),
-           (96, 40, 0)]
+configs = [
+    (256, 32, 0),
+    (1024, 32, 0),
+    (256, 64, 0),
+    (256, 128, 0),
+    (128, 32, 48 * 1024),
+    (32, 16, 0),
+    (96, 40, 0),
+]
 for gpu in ("T4 (sm_75)", "H100 (sm_90)"):
     print(ch04.occupancy_table(configs, gpu=gpu))
     print()

@@ -103,8 +103,14 @@ from numba import types  # noqa: E402
 big = ch05.specialize(regtile_matmul_kernel, **ch05.regtile_constants(128, 128, 8, 8, 8))
 mat = types.float32[:, :]
 ptx, _ = cuda.compile_ptx(big.py_func, (mat, mat, mat, types.int64, types.int64, types.int64), cc=(7, 5))
-print("local memory loads:", ptx.count("ld.local"), "| fused multiply-adds:", ptx.count("fma.rn.f32"),
-      "| shared loads:", ptx.count("ld.shared"))
+print(
+    "local memory loads:",
+    ptx.count("ld.local"),
+    "| fused multiply-adds:",
+    ptx.count("fma.rn.f32"),
+    "| shared loads:",
+    ptx.count("ld.shared"),
+)
 
 # %% [markdown]
 # ## Prefetch and 16-byte shared reads
@@ -130,8 +136,14 @@ puzzles.check("ch05_matmul_prefetch", prefetch_matmul_kernel)
 # %%
 fast = ch05.specialize(prefetch_matmul_kernel, **ch05.regtile_constants(128, 128, 8, 8, 8))
 ptx, _ = cuda.compile_ptx(fast.py_func, (mat, mat, mat, types.int64, types.int64, types.int64), cc=(7, 5))
-print("128-bit shared loads:", ptx.count("ld.shared.v4.f32"), "| scalar shared loads:",
-      ptx.count("ld.shared.f32"), "| local memory loads:", ptx.count("ld.local"))
+print(
+    "128-bit shared loads:",
+    ptx.count("ld.shared.v4.f32"),
+    "| scalar shared loads:",
+    ptx.count("ld.shared.f32"),
+    "| local memory loads:",
+    ptx.count("ld.local"),
+)
 
 # %% [markdown]
 # ## Measure it

@@ -45,9 +45,9 @@ from puzzles.pmpp import ch06_performance as ch06
 # %% [markdown] statement:ch06_transpose_naive
 
 # %%
-TILE = ch06.TILE        # 8: the puzzles' launches are built for this size (the GPU benchmark uses 32)
-TILE_P = ch06.TILE_P    # TILE + 1
-ROWS = ch06.ROWS        # 2
+TILE = ch06.TILE  # 8: the puzzles' launches are built for this size (the GPU benchmark uses 32)
+TILE_P = ch06.TILE_P  # TILE + 1
+ROWS = ch06.ROWS  # 2
 
 # %% kernel:ch06_transpose_naive
 

@@ -32,12 +32,12 @@ from puzzles.pmpp import ch07_convolution as ch07
 # %% [markdown] statement:ch07_conv2d_basic
 
 # %%
-R = ch07.R              # filter radius: 1, so a 3 x 3 filter
-FW = ch07.FW            # filter width, 2 * R + 1
-FILTER = ch07.FILTER    # the filter the constant-memory kernels bake in
+R = ch07.R  # filter radius: 1, so a 3 x 3 filter
+FW = ch07.FW  # filter width, 2 * R + 1
+FILTER = ch07.FILTER  # the filter the constant-memory kernels bake in
 IN_TILE = ch07.IN_TILE  # 8: input-tile blocks are IN_TILE x IN_TILE threads (32 on the GPU benchmark)
 OUT_TILE = ch07.OUT_TILE  # IN_TILE - 2 * R
-TILE = ch07.TILE        # 8: output-tile blocks are TILE x TILE threads
+TILE = ch07.TILE  # 8: output-tile blocks are TILE x TILE threads
 print(FILTER)
 
 # %% kernel:ch07_conv2d_basic
@@ -151,8 +151,10 @@ puzzles.check("ch07_conv2d_tiled_cached", conv2d_tiled_cached)
 for out_tile in (6, 14, 30):
     basic = FW * FW
     tiled = (out_tile + 2 * R) ** 2 / out_tile**2
-    print(f"output tile {out_tile:2d}: basic {basic} reads/pixel, tiled {tiled:.2f} reads/pixel, "
-          f"ratio {basic / tiled:.1f}x")
+    print(
+        f"output tile {out_tile:2d}: basic {basic} reads/pixel, tiled {tiled:.2f} reads/pixel, "
+        f"ratio {basic / tiled:.1f}x"
+    )
 
 # %% [markdown]
 # With a 3 x 3 filter a 2-D convolution does only about 2 flops per byte it must move: it is
@@ -172,7 +174,7 @@ for out_tile in (6, 14, 30):
 # %% [markdown] statement:ch07_conv2d_register
 
 # %%
-ROWS = ch07.ROWS        # 3 output rows per thread (16 on the GPU benchmark)
+ROWS = ch07.ROWS  # 3 output rows per thread (16 on the GPU benchmark)
 
 # %% kernel:ch07_conv2d_register
 

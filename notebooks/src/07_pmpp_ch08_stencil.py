@@ -30,10 +30,10 @@ from puzzles.pmpp import ch08_stencil as ch08
 # %% [markdown] statement:ch08_stencil_basic
 
 # %%
-C0, CXM, CXP, CYM, CYP, CZM, CZP = ch08.COEFFS   # float32 module constants
-IN_TILE = ch08.IN_TILE      # 6: shared tiles are IN_TILE wide (the GPU benchmark uses 8, then 32)
-OUT_TILE = ch08.OUT_TILE    # IN_TILE - 2
-Z_STEPS = ch08.Z_STEPS      # 4: planes per block in the marching kernels
+C0, CXM, CXP, CYM, CYP, CZM, CZP = ch08.COEFFS  # float32 module constants
+IN_TILE = ch08.IN_TILE  # 6: shared tiles are IN_TILE wide (the GPU benchmark uses 8, then 32)
+OUT_TILE = ch08.OUT_TILE  # IN_TILE - 2
+Z_STEPS = ch08.Z_STEPS  # 4: planes per block in the marching kernels
 print(ch08.COEFFS)
 
 # %% kernel:ch08_stencil_basic
@@ -51,8 +51,10 @@ puzzles.check("ch08_stencil_basic", stencil_basic)
 
 # %%
 for t in (6, 8, 10):
-    print(f"IN_TILE {t:2d}: {t ** 3:4d} threads, reuse {7 * (t - 2) ** 3 / t ** 3:.2f} "
-          f"uses per global read (the basic kernel: 1)")
+    print(
+        f"IN_TILE {t:2d}: {t**3:4d} threads, reuse {7 * (t - 2) ** 3 / t**3:.2f} "
+        f"uses per global read (the basic kernel: 1)"
+    )
 
 # %% [markdown]
 # A block holds at most 1024 threads, so `IN_TILE <= 10`, and the reuse stays below 3.6 (the

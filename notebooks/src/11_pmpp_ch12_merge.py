@@ -169,8 +169,12 @@ a = np.sort(rng.uniform(-5, 5, 70)).astype(np.float32)
 b = np.sort(rng.uniform(-5, 5, 45)).astype(np.float32)
 c = np.zeros(a.size + b.size, np.float32)
 merge_circular[3, TPB](c, a, b, a.size, b.size)
-print("sorted:", bool(np.all(np.diff(c) >= 0)), " same elements:",
-      bool(np.array_equal(np.sort(c), np.sort(np.concatenate([a, b])))))
+print(
+    "sorted:",
+    bool(np.all(np.diff(c) >= 0)),
+    " same elements:",
+    bool(np.array_equal(np.sort(c), np.sort(np.concatenate([a, b])))),
+)
 
 # %% [markdown]
 # ## Measure it

@@ -1,4 +1,5 @@
 """Puzzle 1, Map: one thread per element, out = a + 10."""
+
 import numpy as np
 from numba import cuda
 
@@ -34,19 +35,21 @@ The launch is **one block** with exactly as many threads as `a` has elements, so
 (`cuda.threadIdx.x`) owns element `i`: it reads `a[i]` once and writes `out[i]` once.
 Budget per thread: 1 global read, 1 global write."""
 
-PUZZLES = [Puzzle(
-    name="map",
-    title="Puzzle 1: Map",
-    statement=STATEMENT,
-    outputs=("out",),
-    spec=spec,
-    cases=cases,
-    reference=map_kernel,
-    hints=(
-        "Each thread handles exactly one element; `i` already tells you which one.",
-        "Read one value from `a` and write one value to `out`, both at the same position.",
-        "The right-hand side is an expression of `a[i]` alone; the thread index itself is not data.",
-    ),
-    budget=Budget(global_reads=1, global_writes=1),
-    chapter="puzzles",
-)]
+PUZZLES = [
+    Puzzle(
+        name="map",
+        title="Puzzle 1: Map",
+        statement=STATEMENT,
+        outputs=("out",),
+        spec=spec,
+        cases=cases,
+        reference=map_kernel,
+        hints=(
+            "Each thread handles exactly one element; `i` already tells you which one.",
+            "Read one value from `a` and write one value to `out`, both at the same position.",
+            "The right-hand side is an expression of `a[i]` alone; the thread index itself is not data.",
+        ),
+        budget=Budget(global_reads=1, global_writes=1),
+        chapter="puzzles",
+    )
+]

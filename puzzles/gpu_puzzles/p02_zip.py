@@ -1,4 +1,5 @@
 """Puzzle 2, Zip: add two arrays element by element."""
+
 import numpy as np
 from numba import cuda
 
@@ -32,19 +33,21 @@ Write a kernel that adds `a` and `b` element by element: `out[i] = a[i] + b[i]`.
 All three arrays are 1-D and the same length. The launch is one block with one thread per element;
 thread `i` (`cuda.threadIdx.x`) owns position `i`. Budget per thread: 2 global reads, 1 global write."""
 
-PUZZLES = [Puzzle(
-    name="zip",
-    title="Puzzle 2: Zip",
-    statement=STATEMENT,
-    outputs=("out",),
-    spec=spec,
-    cases=cases,
-    reference=zip_kernel,
-    hints=(
-        "Same shape of solution as Map, with one more input.",
-        "Each thread reads one value from each input at its own position.",
-        "Check that you read from `a` and from `b`, not twice from the same array.",
-    ),
-    budget=Budget(global_reads=2, global_writes=1),
-    chapter="puzzles",
-)]
+PUZZLES = [
+    Puzzle(
+        name="zip",
+        title="Puzzle 2: Zip",
+        statement=STATEMENT,
+        outputs=("out",),
+        spec=spec,
+        cases=cases,
+        reference=zip_kernel,
+        hints=(
+            "Same shape of solution as Map, with one more input.",
+            "Each thread reads one value from each input at its own position.",
+            "Check that you read from `a` and from `b`, not twice from the same array.",
+        ),
+        budget=Budget(global_reads=2, global_writes=1),
+        chapter="puzzles",
+    )
+]

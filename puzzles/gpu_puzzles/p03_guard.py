@@ -1,4 +1,5 @@
 """Puzzle 3, Guards: more threads than elements."""
+
 import numpy as np
 from numba import cuda
 
@@ -23,8 +24,7 @@ def cases(rng):
     out = []
     for n, threads in ((5, 8), (13, 16), (1, 4), (20, 32), (30, 64)):
         a = rng.uniform(-20, 20, n).astype(np.float32)
-        out.append(Case(grid=1, block=threads,
-                        args={"out": np.empty(n, np.float32), "a": a, "size": n}))
+        out.append(Case(grid=1, block=threads, args={"out": np.empty(n, np.float32), "a": a, "size": n}))
     return out
 
 
@@ -37,19 +37,21 @@ A real GPU does no bounds checking: a thread that writes past the end silently c
 lies there. The simulator stops at the first such access and names it.
 Budget per thread: 1 global read, 1 global write."""
 
-PUZZLES = [Puzzle(
-    name="guard",
-    title="Puzzle 3: Guards",
-    statement=STATEMENT,
-    outputs=("out",),
-    spec=spec,
-    cases=cases,
-    reference=guard_kernel,
-    hints=(
-        "Some threads have no element to work on.",
-        "Compare the thread index with `size` before doing anything.",
-        "Both the read of `a` and the write of `out` must sit behind that comparison.",
-    ),
-    budget=Budget(global_reads=1, global_writes=1),
-    chapter="puzzles",
-)]
+PUZZLES = [
+    Puzzle(
+        name="guard",
+        title="Puzzle 3: Guards",
+        statement=STATEMENT,
+        outputs=("out",),
+        spec=spec,
+        cases=cases,
+        reference=guard_kernel,
+        hints=(
+            "Some threads have no element to work on.",
+            "Compare the thread index with `size` before doing anything.",
+            "Both the read of `a` and the write of `out` must sit behind that comparison.",
+        ),
+        budget=Budget(global_reads=1, global_writes=1),
+        chapter="puzzles",
+    )
+]

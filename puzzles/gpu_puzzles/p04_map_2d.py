@@ -1,4 +1,5 @@
 """Puzzle 4, Map 2D: a 2-D block over a square matrix."""
+
 import numpy as np
 from numba import cuda
 
@@ -7,8 +8,8 @@ from helpers.puzzle import Budget, Case, Puzzle
 
 @cuda.jit
 def map_2d_kernel(out, a, size):
-    i = cuda.threadIdx.y   # row
-    j = cuda.threadIdx.x   # column
+    i = cuda.threadIdx.y  # row
+    j = cuda.threadIdx.x  # column
     ### BEGIN SOLUTION
     if i < size and j < size:
         out[i, j] = a[i, j] + 10
@@ -24,8 +25,7 @@ def cases(rng):
     out = []
     for n, block in ((2, (3, 3)), (5, (8, 6)), (4, (6, 5)), (7, (8, 8)), (3, (4, 7))):
         a = rng.uniform(-20, 20, (n, n)).astype(np.float32)
-        out.append(Case(grid=1, block=block,
-                        args={"out": np.empty((n, n), np.float32), "a": a, "size": n}))
+        out.append(Case(grid=1, block=block, args={"out": np.empty((n, n), np.float32), "a": a, "size": n}))
     return out
 
 
@@ -39,19 +39,21 @@ axis (often more, and not the same number along x and y). This course follows th
 `j = cuda.threadIdx.x` (column). Thread `(j, i)` owns cell `out[i, j]`; threads outside the matrix
 do nothing. Budget per thread: 1 global read, 1 global write."""
 
-PUZZLES = [Puzzle(
-    name="map_2d",
-    title="Puzzle 4: Map 2D",
-    statement=STATEMENT,
-    outputs=("out",),
-    spec=spec,
-    cases=cases,
-    reference=map_2d_kernel,
-    hints=(
-        "It is Guards again, in two dimensions.",
-        "A thread may be outside the matrix along the rows, along the columns, or both.",
-        "Index 2-D arrays as `a[row, column]`, and guard both indices before touching memory.",
-    ),
-    budget=Budget(global_reads=1, global_writes=1),
-    chapter="puzzles",
-)]
+PUZZLES = [
+    Puzzle(
+        name="map_2d",
+        title="Puzzle 4: Map 2D",
+        statement=STATEMENT,
+        outputs=("out",),
+        spec=spec,
+        cases=cases,
+        reference=map_2d_kernel,
+        hints=(
+            "It is Guards again, in two dimensions.",
+            "A thread may be outside the matrix along the rows, along the columns, or both.",
+            "Index 2-D arrays as `a[row, column]`, and guard both indices before touching memory.",
+        ),
+        budget=Budget(global_reads=1, global_writes=1),
+        chapter="puzzles",
+    )
+]

@@ -1,4 +1,5 @@
 """Puzzle 5, Broadcast: a column plus a row gives a matrix."""
+
 import numpy as np
 from numba import cuda
 
@@ -7,8 +8,8 @@ from helpers.puzzle import Budget, Case, Puzzle
 
 @cuda.jit
 def broadcast_kernel(out, a, b, size):
-    i = cuda.threadIdx.y   # row
-    j = cuda.threadIdx.x   # column
+    i = cuda.threadIdx.y  # row
+    j = cuda.threadIdx.x  # column
     ### BEGIN SOLUTION
     if i < size and j < size:
         out[i, j] = a[i, 0] + b[0, j]
@@ -24,8 +25,9 @@ def cases(rng):
     for n, block in ((2, (3, 3)), (5, (8, 6)), (4, (5, 7)), (7, (8, 8)), (3, (6, 4))):
         a = rng.uniform(-10, 10, (n, 1)).astype(np.float32)
         b = rng.uniform(-10, 10, (1, n)).astype(np.float32)
-        out.append(Case(grid=1, block=block,
-                        args={"out": np.empty((n, n), np.float32), "a": a, "b": b, "size": n}))
+        out.append(
+            Case(grid=1, block=block, args={"out": np.empty((n, n), np.float32), "a": a, "b": b, "size": n})
+        )
     return out
 
 
@@ -38,19 +40,21 @@ One 2-D block, more threads than needed on each axis; as before `i = cuda.thread
 and `j = cuda.threadIdx.x` the column, and thread `(j, i)` owns `out[i, j]`.
 Budget per thread: 2 global reads, 1 global write."""
 
-PUZZLES = [Puzzle(
-    name="broadcast",
-    title="Puzzle 5: Broadcast",
-    statement=STATEMENT,
-    outputs=("out",),
-    spec=spec,
-    cases=cases,
-    reference=broadcast_kernel,
-    hints=(
-        "Neither input is a matrix: one has a single column, the other a single row.",
-        "Which of `i` and `j` selects an element of the column `a`? Which one for the row `b`?",
-        "Both inputs are 2-D arrays, so both need two indices; one of them is always 0.",
-    ),
-    budget=Budget(global_reads=2, global_writes=1),
-    chapter="puzzles",
-)]
+PUZZLES = [
+    Puzzle(
+        name="broadcast",
+        title="Puzzle 5: Broadcast",
+        statement=STATEMENT,
+        outputs=("out",),
+        spec=spec,
+        cases=cases,
+        reference=broadcast_kernel,
+        hints=(
+            "Neither input is a matrix: one has a single column, the other a single row.",
+            "Which of `i` and `j` selects an element of the column `a`? Which one for the row `b`?",
+            "Both inputs are 2-D arrays, so both need two indices; one of them is always 0.",
+        ),
+        budget=Budget(global_reads=2, global_writes=1),
+        chapter="puzzles",
+    )
+]

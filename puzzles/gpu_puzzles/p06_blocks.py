@@ -1,4 +1,5 @@
 """Puzzle 6, Blocks: several blocks, a global index."""
+
 import numpy as np
 from numba import cuda
 
@@ -24,8 +25,7 @@ def cases(rng):
     for n, threads in ((9, 4), (20, 8), (33, 8), (5, 8), (50, 16)):
         a = rng.uniform(-20, 20, n).astype(np.float32)
         grid = (n + threads - 1) // threads
-        out.append(Case(grid=grid, block=threads,
-                        args={"out": np.empty(n, np.float32), "a": a, "size": n}))
+        out.append(Case(grid=grid, block=threads, args={"out": np.empty(n, np.float32), "a": a, "size": n}))
     return out
 
 
@@ -37,19 +37,21 @@ has. Each thread owns one element, numbered across the whole grid; the last bloc
 sticks out past the end (`size` is the length of `a`).
 Budget per thread: 1 global read, 1 global write."""
 
-PUZZLES = [Puzzle(
-    name="blocks",
-    title="Puzzle 6: Blocks",
-    statement=STATEMENT,
-    outputs=("out",),
-    spec=spec,
-    cases=cases,
-    reference=blocks_kernel,
-    hints=(
-        "`cuda.threadIdx.x` restarts at 0 in every block, so it alone cannot name an element.",
-        "Work out how many elements the blocks before yours cover.",
-        "Global index = block number x threads per block + thread number; then guard as in Puzzle 3.",
-    ),
-    budget=Budget(global_reads=1, global_writes=1),
-    chapter="puzzles",
-)]
+PUZZLES = [
+    Puzzle(
+        name="blocks",
+        title="Puzzle 6: Blocks",
+        statement=STATEMENT,
+        outputs=("out",),
+        spec=spec,
+        cases=cases,
+        reference=blocks_kernel,
+        hints=(
+            "`cuda.threadIdx.x` restarts at 0 in every block, so it alone cannot name an element.",
+            "Work out how many elements the blocks before yours cover.",
+            "Global index = block number x threads per block + thread number; then guard as in Puzzle 3.",
+        ),
+        budget=Budget(global_reads=1, global_writes=1),
+        chapter="puzzles",
+    )
+]

@@ -1,4 +1,5 @@
 """Puzzle 7, Blocks 2D: a 2-D grid of 2-D blocks."""
+
 import numpy as np
 from numba import cuda
 
@@ -8,8 +9,8 @@ from helpers.puzzle import Budget, Case, Puzzle
 @cuda.jit
 def blocks_2d_kernel(out, a, size):
     ### BEGIN SOLUTION
-    i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y   # row
-    j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x   # column
+    i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y  # row
+    j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x  # column
     if i < size and j < size:
         out[i, j] = a[i, j] + 10
     ### END SOLUTION
@@ -25,8 +26,9 @@ def cases(rng):
     for n, (bx, by) in ((5, (3, 3)), (10, (4, 4)), (7, (8, 4)), (9, (4, 8)), (3, (4, 4)), (11, (2, 5))):
         a = rng.uniform(-20, 20, (n, n)).astype(np.float32)
         grid = ((n + bx - 1) // bx, (n + by - 1) // by)
-        out.append(Case(grid=grid, block=(bx, by),
-                        args={"out": np.empty((n, n), np.float32), "a": a, "size": n}))
+        out.append(
+            Case(grid=grid, block=(bx, by), args={"out": np.empty((n, n), np.float32), "a": a, "size": n})
+        )
     return out
 
 
@@ -39,19 +41,21 @@ As in Puzzle 4, **x runs along columns and y along rows**: row `i` comes from th
 (`cuda.blockIdx.y`, `cuda.blockDim.y`, `cuda.threadIdx.y`) and column `j` from the `.x` ones. Each
 thread owns one cell. Budget per thread: 1 global read, 1 global write."""
 
-PUZZLES = [Puzzle(
-    name="blocks_2d",
-    title="Puzzle 7: Blocks 2D",
-    statement=STATEMENT,
-    outputs=("out",),
-    spec=spec,
-    cases=cases,
-    reference=blocks_2d_kernel,
-    hints=(
-        "Do Puzzle 6 once per axis.",
-        "Do not mix axes: the row index uses only `.y` components, the column index only `.x` ones.",
-        "Blocks are not square here, so `blockDim.x` and `blockDim.y` differ; guard both indices.",
-    ),
-    budget=Budget(global_reads=1, global_writes=1),
-    chapter="puzzles",
-)]
+PUZZLES = [
+    Puzzle(
+        name="blocks_2d",
+        title="Puzzle 7: Blocks 2D",
+        statement=STATEMENT,
+        outputs=("out",),
+        spec=spec,
+        cases=cases,
+        reference=blocks_2d_kernel,
+        hints=(
+            "Do Puzzle 6 once per axis.",
+            "Do not mix axes: the row index uses only `.y` components, the column index only `.x` ones.",
+            "Blocks are not square here, so `blockDim.x` and `blockDim.y` differ; guard both indices.",
+        ),
+        budget=Budget(global_reads=1, global_writes=1),
+        chapter="puzzles",
+    )
+]

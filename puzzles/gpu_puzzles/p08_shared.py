@@ -1,11 +1,12 @@
 """Puzzle 8, Shared: stage data through a block's shared memory."""
+
 import numba
 import numpy as np
 from numba import cuda
 
 from helpers.puzzle import Budget, Case, Puzzle
 
-TPB = 8   # threads per block; also the length of the shared array
+TPB = 8  # threads per block; also the length of the shared array
 
 
 @cuda.jit
@@ -30,8 +31,11 @@ def cases(rng):
     out = []
     for n in (13, 20, 5, 33, 16):
         a = rng.uniform(-20, 20, n).astype(np.float32)
-        out.append(Case(grid=(n + TPB - 1) // TPB, block=TPB,
-                        args={"out": np.empty(n, np.float32), "a": a, "size": n}))
+        out.append(
+            Case(
+                grid=(n + TPB - 1) // TPB, block=TPB, args={"out": np.empty(n, np.float32), "a": a, "size": n}
+            )
+        )
     return out
 
 
@@ -48,22 +52,23 @@ of the block must reach. `i` is the global index, `local_i` the index inside the
 Budget per thread: 1 global read, 1 global write, 1 shared write, 1 shared read;
 {TPB * 4} bytes of shared memory per block."""
 
-PUZZLES = [Puzzle(
-    name="shared",
-    title="Puzzle 8: Shared",
-    statement=STATEMENT,
-    outputs=("out",),
-    spec=spec,
-    cases=cases,
-    reference=shared_kernel,
-    hints=(
-        "Three steps: global to shared, barrier, shared to global.",
-        "The shared array has TPB slots, one per thread of the block: index it with `local_i`, "
-        "index `a` and `out` with `i`.",
-        "The last block has threads past the end: guard the global accesses, but let every "
-        "thread reach `cuda.syncthreads()`.",
-    ),
-    budget=Budget(global_reads=1, global_writes=1, shared_reads=1, shared_writes=1,
-                  shared_bytes=TPB * 4),
-    chapter="puzzles",
-)]
+PUZZLES = [
+    Puzzle(
+        name="shared",
+        title="Puzzle 8: Shared",
+        statement=STATEMENT,
+        outputs=("out",),
+        spec=spec,
+        cases=cases,
+        reference=shared_kernel,
+        hints=(
+            "Three steps: global to shared, barrier, shared to global.",
+            "The shared array has TPB slots, one per thread of the block: index it with `local_i`, "
+            "index `a` and `out` with `i`.",
+            "The last block has threads past the end: guard the global accesses, but let every "
+            "thread reach `cuda.syncthreads()`.",
+        ),
+        budget=Budget(global_reads=1, global_writes=1, shared_reads=1, shared_writes=1, shared_bytes=TPB * 4),
+        chapter="puzzles",
+    )
+]

@@ -1,4 +1,5 @@
 """Puzzle 9, Pooling: a running sum of three, with a halo between blocks."""
+
 import numba
 import numpy as np
 from numba import cuda
@@ -6,7 +7,7 @@ from numba import cuda
 from helpers.puzzle import Budget, Case, Puzzle
 
 TPB = 8
-CACHE = TPB + 2   # shared-array lengths must be plain constants, not expressions
+CACHE = TPB + 2  # shared-array lengths must be plain constants, not expressions
 
 
 @cuda.jit
@@ -41,8 +42,11 @@ def cases(rng):
     out = []
     for n in (13, 6, 20, 31, 17):
         a = rng.uniform(-10, 10, n).astype(np.float32)
-        out.append(Case(grid=(n + TPB - 1) // TPB, block=TPB,
-                        args={"out": np.empty(n, np.float32), "a": a, "size": n}))
+        out.append(
+            Case(
+                grid=(n + TPB - 1) // TPB, block=TPB, args={"out": np.empty(n, np.float32), "a": a, "size": n}
+            )
+        )
     return out
 
 
@@ -58,24 +62,27 @@ from there. The first two threads of a block also need the two elements just bef
 Budget per thread: 2 global reads, 1 global write, 2 shared writes, 3 shared reads;
 {(TPB + 2) * 4} bytes of shared memory per block."""
 
-PUZZLES = [Puzzle(
-    name="pool",
-    title="Puzzle 9: Pooling",
-    statement=STATEMENT,
-    outputs=("out",),
-    spec=spec,
-    cases=cases,
-    reference=pool_kernel,
-    hints=(
-        "Load first, `cuda.syncthreads()`, then compute: nobody may read a neighbour's slot before "
-        "the neighbour has written it.",
-        "The comment in the kernel gives the layout of `cache`: element k of the block lives at k + 2.",
-        "Two threads have an extra job before the barrier: fetch the halo. Which indices of `a` is "
-        "that, and when does it not exist?",
-        "Shared memory is not zeroed: a slot nobody wrote must not be read. Skip missing terms "
-        "with a test on the global index.",
-    ),
-    budget=Budget(global_reads=2, global_writes=1, shared_reads=3, shared_writes=2,
-                  shared_bytes=(TPB + 2) * 4),
-    chapter="puzzles",
-)]
+PUZZLES = [
+    Puzzle(
+        name="pool",
+        title="Puzzle 9: Pooling",
+        statement=STATEMENT,
+        outputs=("out",),
+        spec=spec,
+        cases=cases,
+        reference=pool_kernel,
+        hints=(
+            "Load first, `cuda.syncthreads()`, then compute: nobody may read a neighbour's slot before "
+            "the neighbour has written it.",
+            "The comment in the kernel gives the layout of `cache`: element k of the block lives at k + 2.",
+            "Two threads have an extra job before the barrier: fetch the halo. Which indices of `a` is "
+            "that, and when does it not exist?",
+            "Shared memory is not zeroed: a slot nobody wrote must not be read. Skip missing terms "
+            "with a test on the global index.",
+        ),
+        budget=Budget(
+            global_reads=2, global_writes=1, shared_reads=3, shared_writes=2, shared_bytes=(TPB + 2) * 4
+        ),
+        chapter="puzzles",
+    )
+]

@@ -1,4 +1,5 @@
 """Puzzle 10, Dot product: one block, products in shared memory, one thread sums."""
+
 import numba
 import numpy as np
 from numba import cuda
@@ -33,8 +34,7 @@ def cases(rng):
     for n in (8, 5, 3, 7, 1, 6):
         a = rng.uniform(-5, 5, n).astype(np.float32)
         b = rng.uniform(-5, 5, n).astype(np.float32)
-        out.append(Case(grid=1, block=TPB,
-                        args={"out": np.empty(1, np.float32), "a": a, "b": b, "size": n}))
+        out.append(Case(grid=1, block=TPB, args={"out": np.empty(1, np.float32), "a": a, "b": b, "size": n}))
     return out
 
 
@@ -48,21 +48,24 @@ global memory, so the products meet in shared memory.
 Budget per thread: 2 global reads, 1 global write, {TPB} shared reads;
 {TPB * 4} bytes of shared memory per block."""
 
-PUZZLES = [Puzzle(
-    name="dot",
-    title="Puzzle 10: Dot product",
-    statement=STATEMENT,
-    outputs=("out",),
-    spec=spec,
-    cases=cases,
-    reference=dot_kernel,
-    hints=(
-        "Each thread computes one product; where does it put it so that others can see it?",
-        "Before anyone adds the products up, every product must be in place.",
-        "Pick one thread to add up the shared array and write `out[0]`; it must add only the "
-        "slots that were written.",
-    ),
-    budget=Budget(global_reads=2, global_writes=1, shared_reads=TPB, shared_bytes=TPB * 4),
-    rtol=1e-4, atol=1e-4,
-    chapter="puzzles",
-)]
+PUZZLES = [
+    Puzzle(
+        name="dot",
+        title="Puzzle 10: Dot product",
+        statement=STATEMENT,
+        outputs=("out",),
+        spec=spec,
+        cases=cases,
+        reference=dot_kernel,
+        hints=(
+            "Each thread computes one product; where does it put it so that others can see it?",
+            "Before anyone adds the products up, every product must be in place.",
+            "Pick one thread to add up the shared array and write `out[0]`; it must add only the "
+            "slots that were written.",
+        ),
+        budget=Budget(global_reads=2, global_writes=1, shared_reads=TPB, shared_bytes=TPB * 4),
+        rtol=1e-4,
+        atol=1e-4,
+        chapter="puzzles",
+    )
+]

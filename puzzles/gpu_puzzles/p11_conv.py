@@ -1,4 +1,5 @@
 """Puzzle 11, 1-D convolution: a tile of `a` plus a halo, the kernel `b` in shared memory."""
+
 import numba
 import numpy as np
 from numba import cuda
@@ -7,7 +8,7 @@ from helpers.puzzle import Budget, Case, Puzzle
 
 TPB = 8
 MAX_CONV = 4
-A_TILE = TPB + MAX_CONV   # shared-array lengths must be plain constants, not expressions
+A_TILE = TPB + MAX_CONV  # shared-array lengths must be plain constants, not expressions
 
 
 @cuda.jit
@@ -37,7 +38,7 @@ def conv_kernel(out, a, b, a_size, b_size):
 def spec(a, b, a_size, b_size):
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     padded = np.concatenate([a64, np.zeros(b_size)])
-    return np.array([padded[i:i + b_size] @ b64 for i in range(a_size)], np.float32)
+    return np.array([padded[i : i + b_size] @ b64 for i in range(a_size)], np.float32)
 
 
 def _weights(rng, n):
@@ -49,9 +50,19 @@ def cases(rng):
     out = []
     for a_size, b_size in ((15, 4), (6, 3), (20, 2), (7, 1), (19, 4), (12, 3)):
         a = rng.uniform(-5, 5, a_size).astype(np.float32)
-        out.append(Case(grid=(a_size + TPB - 1) // TPB, block=TPB,
-                        args={"out": np.empty(a_size, np.float32), "a": a, "b": _weights(rng, b_size),
-                              "a_size": a_size, "b_size": b_size}))
+        out.append(
+            Case(
+                grid=(a_size + TPB - 1) // TPB,
+                block=TPB,
+                args={
+                    "out": np.empty(a_size, np.float32),
+                    "a": a,
+                    "b": _weights(rng, b_size),
+                    "a_size": a_size,
+                    "b_size": b_size,
+                },
+            )
+        )
     return out
 
 
@@ -67,22 +78,25 @@ the halo of up to `b_size - 1` elements just after it, and all of `b` in shared 
 Budget per thread: 3 global reads, 1 global write;
 {(TPB + 2 * MAX_CONV) * 4} bytes of shared memory per block."""
 
-PUZZLES = [Puzzle(
-    name="conv",
-    title="Puzzle 11: 1-D convolution",
-    statement=STATEMENT,
-    outputs=("out",),
-    spec=spec,
-    cases=cases,
-    reference=conv_kernel,
-    hints=(
-        "Three loads before the barrier: your own element of `a`, maybe one halo element, maybe one "
-        "element of `b`.",
-        "The halo sits after the block: which threads fetch it, and from which global index?",
-        "After the barrier, each thread loops over `b_size` taps reading only shared memory.",
-        "A tap that runs past the end of `a` reads a shared slot nobody wrote: skip it.",
-    ),
-    budget=Budget(global_reads=3, global_writes=1, shared_bytes=(TPB + 2 * MAX_CONV) * 4),
-    rtol=1e-4, atol=1e-4,
-    chapter="puzzles",
-)]
+PUZZLES = [
+    Puzzle(
+        name="conv",
+        title="Puzzle 11: 1-D convolution",
+        statement=STATEMENT,
+        outputs=("out",),
+        spec=spec,
+        cases=cases,
+        reference=conv_kernel,
+        hints=(
+            "Three loads before the barrier: your own element of `a`, maybe one halo element, maybe one "
+            "element of `b`.",
+            "The halo sits after the block: which threads fetch it, and from which global index?",
+            "After the barrier, each thread loops over `b_size` taps reading only shared memory.",
+            "A tap that runs past the end of `a` reads a shared slot nobody wrote: skip it.",
+        ),
+        budget=Budget(global_reads=3, global_writes=1, shared_bytes=(TPB + 2 * MAX_CONV) * 4),
+        rtol=1e-4,
+        atol=1e-4,
+        chapter="puzzles",
+    )
+]

@@ -1,4 +1,5 @@
 """Puzzle 12, Prefix sum (block sums): a tree reduction in shared memory."""
+
 import numba
 import numpy as np
 from numba import cuda
@@ -6,7 +7,7 @@ from numba import cuda
 from helpers.puzzle import Budget, Case, Puzzle
 
 TPB = 8
-STEPS = 3   # log2(TPB): halvings until one number is left
+STEPS = 3  # log2(TPB): halvings until one number is left
 
 
 @cuda.jit
@@ -43,8 +44,9 @@ def cases(rng):
     for n in (13, 8, 5, 20, 31, 40):
         a = rng.uniform(-10, 10, n).astype(np.float32)
         nblocks = (n + TPB - 1) // TPB
-        out.append(Case(grid=nblocks, block=TPB,
-                        args={"out": np.empty(nblocks, np.float32), "a": a, "size": n}))
+        out.append(
+            Case(grid=nblocks, block=TPB, args={"out": np.empty(nblocks, np.float32), "a": a, "size": n})
+        )
     return out
 
 
@@ -60,25 +62,27 @@ The shared-read budget enforces it: one thread adding up all {TPB} values alone 
 Budget per thread: 1 global read, 1 global write, {2 * STEPS + 1} shared reads;
 {TPB * 4} bytes of shared memory per block."""
 
-PUZZLES = [Puzzle(
-    name="prefix_sum",
-    title="Puzzle 12: Prefix sum (block sums)",
-    statement=STATEMENT,
-    outputs=("out",),
-    spec=spec,
-    cases=cases,
-    reference=prefix_sum_kernel,
-    hints=(
-        "Start like Dot: every thread puts its value in shared memory. Threads past the end need a "
-        "value too; which one leaves the sum unchanged?",
-        "Loop over a stride that halves each time (4, 2, 1); threads below the stride add the value "
-        "`stride` slots away into their own slot.",
-        "Every step needs a barrier after it, and every thread of the block must reach it: keep "
-        "`cuda.syncthreads()` outside any `if`.",
-        "At the end slot 0 holds the block's sum; one thread writes it to `out[cuda.blockIdx.x]`.",
-    ),
-    budget=Budget(global_reads=1, global_writes=1, shared_reads=2 * STEPS + 1,
-                  shared_bytes=TPB * 4),
-    rtol=1e-4, atol=1e-4,
-    chapter="puzzles",
-)]
+PUZZLES = [
+    Puzzle(
+        name="prefix_sum",
+        title="Puzzle 12: Prefix sum (block sums)",
+        statement=STATEMENT,
+        outputs=("out",),
+        spec=spec,
+        cases=cases,
+        reference=prefix_sum_kernel,
+        hints=(
+            "Start like Dot: every thread puts its value in shared memory. Threads past the end need a "
+            "value too; which one leaves the sum unchanged?",
+            "Loop over a stride that halves each time (4, 2, 1); threads below the stride add the value "
+            "`stride` slots away into their own slot.",
+            "Every step needs a barrier after it, and every thread of the block must reach it: keep "
+            "`cuda.syncthreads()` outside any `if`.",
+            "At the end slot 0 holds the block's sum; one thread writes it to `out[cuda.blockIdx.x]`.",
+        ),
+        budget=Budget(global_reads=1, global_writes=1, shared_reads=2 * STEPS + 1, shared_bytes=TPB * 4),
+        rtol=1e-4,
+        atol=1e-4,
+        chapter="puzzles",
+    )
+]

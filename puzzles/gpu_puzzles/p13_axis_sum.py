@@ -1,4 +1,5 @@
 """Puzzle 13, Axis sum: one block per row, a tree reduction in each."""
+
 import numba
 import numpy as np
 from numba import cuda
@@ -6,7 +7,7 @@ from numba import cuda
 from helpers.puzzle import Budget, Case, Puzzle
 
 TPB = 8
-STEPS = 3   # log2(TPB)
+STEPS = 3  # log2(TPB)
 
 
 @cuda.jit
@@ -40,8 +41,13 @@ def cases(rng):
     out = []
     for rows, n in ((4, 6), (3, 8), (5, 3), (1, 7), (7, 5)):
         a = rng.uniform(-10, 10, (rows, n)).astype(np.float32)
-        out.append(Case(grid=(1, rows), block=(TPB, 1),
-                        args={"out": np.empty((rows, 1), np.float32), "a": a, "size": n}))
+        out.append(
+            Case(
+                grid=(1, rows),
+                block=(TPB, 1),
+                args={"out": np.empty((rows, 1), np.float32), "a": a, "size": n},
+            )
+        )
     return out
 
 
@@ -55,21 +61,23 @@ The launch is `kernel[(1, rows), ({TPB}, 1)]`: one block per row, the row number
 Budget per thread: 1 global read, 1 global write, {2 * STEPS + 1} shared reads;
 {TPB * 4} bytes of shared memory per block."""
 
-PUZZLES = [Puzzle(
-    name="axis_sum",
-    title="Puzzle 13: Axis sum",
-    statement=STATEMENT,
-    outputs=("out",),
-    spec=spec,
-    cases=cases,
-    reference=axis_sum_kernel,
-    hints=(
-        "It is Puzzle 12 with the block number choosing a row instead of a slice of a 1-D array.",
-        "`a` is 2-D: which index of `a[?, ?]` is the row, which the column?",
-        "`out` is 2-D as well, with a single column.",
-    ),
-    budget=Budget(global_reads=1, global_writes=1, shared_reads=2 * STEPS + 1,
-                  shared_bytes=TPB * 4),
-    rtol=1e-4, atol=1e-4,
-    chapter="puzzles",
-)]
+PUZZLES = [
+    Puzzle(
+        name="axis_sum",
+        title="Puzzle 13: Axis sum",
+        statement=STATEMENT,
+        outputs=("out",),
+        spec=spec,
+        cases=cases,
+        reference=axis_sum_kernel,
+        hints=(
+            "It is Puzzle 12 with the block number choosing a row instead of a slice of a 1-D array.",
+            "`a` is 2-D: which index of `a[?, ?]` is the row, which the column?",
+            "`out` is 2-D as well, with a single column.",
+        ),
+        budget=Budget(global_reads=1, global_writes=1, shared_reads=2 * STEPS + 1, shared_bytes=TPB * 4),
+        rtol=1e-4,
+        atol=1e-4,
+        chapter="puzzles",
+    )
+]

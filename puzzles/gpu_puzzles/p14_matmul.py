@@ -1,11 +1,12 @@
 """Puzzle 14, Matrix multiply: tiles of a and b through shared memory."""
+
 import numba
 import numpy as np
 from numba import cuda
 
 from helpers.puzzle import Budget, Case, Puzzle
 
-TPB = 8   # tile width; blocks are TPB x TPB threads
+TPB = 8  # tile width; blocks are TPB x TPB threads
 
 
 @cuda.jit
@@ -14,8 +15,8 @@ def matmul_kernel(out, a, b, size):
     b_tile = cuda.shared.array((TPB, TPB), numba.float32)
     ty = cuda.threadIdx.y
     tx = cuda.threadIdx.x
-    i = cuda.blockIdx.y * TPB + ty   # row of out
-    j = cuda.blockIdx.x * TPB + tx   # column of out
+    i = cuda.blockIdx.y * TPB + ty  # row of out
+    j = cuda.blockIdx.x * TPB + tx  # column of out
     ### BEGIN SOLUTION
     total = 0.0
     for t in range((size + TPB - 1) // TPB):
@@ -53,8 +54,13 @@ def cases(rng):
         a = rng.uniform(-3, 3, (n, n)).astype(np.float32)
         b = rng.uniform(-3, 3, (n, n)).astype(np.float32)
         g = (n + TPB - 1) // TPB
-        out.append(Case(grid=(g, g), block=(TPB, TPB),
-                        args={"out": np.empty((n, n), np.float32), "a": a, "b": b, "size": n}))
+        out.append(
+            Case(
+                grid=(g, g),
+                block=(TPB, TPB),
+                args={"out": np.empty((n, n), np.float32), "a": a, "b": b, "size": n},
+            )
+        )
     return out
 
 
@@ -70,24 +76,28 @@ memory, and then every thread uses the whole tile. Tiles that stick out past the
 Budget per thread: `2 * ceil(size / TPB)` global reads, 1 global write;
 {2 * TPB * TPB * 4} bytes of shared memory per block."""
 
-PUZZLES = [Puzzle(
-    name="matmul",
-    title="Puzzle 14: Matrix multiply",
-    statement=STATEMENT,
-    outputs=("out",),
-    spec=spec,
-    cases=cases,
-    reference=matmul_kernel,
-    hints=(
-        "First make it work for one block (size <= TPB): load both tiles, barrier, one dot product "
-        "of a row of `a_tile` with a column of `b_tile`.",
-        "For bigger matrices, loop over tiles t = 0, 1, ...: `a`'s tile is block-row of `out` x "
-        "t-th column strip, `b`'s tile is t-th row strip x block-column of `out`.",
-        "Slots of a tile past the edge of the matrix must hold 0, not garbage.",
-        "Two barriers per tile: one before using the tiles, one before overwriting them.",
-    ),
-    budget=Budget(global_reads=lambda case: 2 * _tiles(case), global_writes=1,
-                  shared_bytes=2 * TPB * TPB * 4),
-    rtol=1e-4, atol=1e-4,
-    chapter="puzzles",
-)]
+PUZZLES = [
+    Puzzle(
+        name="matmul",
+        title="Puzzle 14: Matrix multiply",
+        statement=STATEMENT,
+        outputs=("out",),
+        spec=spec,
+        cases=cases,
+        reference=matmul_kernel,
+        hints=(
+            "First make it work for one block (size <= TPB): load both tiles, barrier, one dot product "
+            "of a row of `a_tile` with a column of `b_tile`.",
+            "For bigger matrices, loop over tiles t = 0, 1, ...: `a`'s tile is block-row of `out` x "
+            "t-th column strip, `b`'s tile is t-th row strip x block-column of `out`.",
+            "Slots of a tile past the edge of the matrix must hold 0, not garbage.",
+            "Two barriers per tile: one before using the tiles, one before overwriting them.",
+        ),
+        budget=Budget(
+            global_reads=lambda case: 2 * _tiles(case), global_writes=1, shared_bytes=2 * TPB * TPB * 4
+        ),
+        rtol=1e-4,
+        atol=1e-4,
+        chapter="puzzles",
+    )
+]

@@ -3,6 +3,7 @@
 Ladder: one element per thread (worked) -> grid-stride loop (exercise) -> grid-stride loop with four
 loads of each operand in flight (worked; the one that should reach 80% of copy bandwidth).
 """
+
 import math
 import time
 
@@ -75,14 +76,18 @@ def _case(rng, n, grid, block):
 
 def cases_one_per_thread(rng):
     # enough blocks to cover n, n never a multiple of the block
-    return [_case(rng, n, math.ceil(n / tpb), tpb)
-            for n, tpb in ((100, 32), (7, 32), (257, 64), (1000, 128), (65, 16))]
+    return [
+        _case(rng, n, math.ceil(n / tpb), tpb)
+        for n, tpb in ((100, 32), (7, 32), (257, 64), (1000, 128), (65, 16))
+    ]
 
 
 def cases_grid_stride(rng):
     # deliberately too few threads: every thread must handle several elements
-    return [_case(rng, n, grid, tpb)
-            for n, grid, tpb in ((300, 2, 32), (1000, 3, 64), (5, 1, 32), (777, 4, 16), (130, 2, 64))]
+    return [
+        _case(rng, n, grid, tpb)
+        for n, grid, tpb in ((300, 2, 32), (1000, 3, 64), (5, 1, 32), (777, 4, 16), (130, 2, 64))
+    ]
 
 
 def _per_thread(case, per_element):
@@ -150,6 +155,7 @@ GOAL = {"ceiling": "copy", "fraction": 0.8, "best": BEST}
 
 # ---------------------------------------------------------------------------- GPU only
 
+
 def _sm_count():
     return cuda.get_current_device().MULTIPROCESSOR_COUNT
 
@@ -160,10 +166,12 @@ def _variants():
     return [
         ("vecadd 1 elem/thread", vecadd_kernel, lambda n, tpb: (math.ceil(n / tpb), tpb)),
         # one full wave of resident threads (2048 per SM), never more blocks than the data needs
-        ("vecadd grid-stride", vecadd_grid_stride_kernel,
-         lambda n, tpb: (max(1, min(math.ceil(n / tpb), sms * 2048 // tpb)), tpb)),
-        (BEST, vecadd_x4_kernel,
-         lambda n, tpb: (max(1, min(math.ceil(n / tpb), sms * 2048 // tpb)), tpb)),
+        (
+            "vecadd grid-stride",
+            vecadd_grid_stride_kernel,
+            lambda n, tpb: (max(1, min(math.ceil(n / tpb), sms * 2048 // tpb)), tpb),
+        ),
+        (BEST, vecadd_x4_kernel, lambda n, tpb: (max(1, min(math.ceil(n / tpb), sms * 2048 // tpb)), tpb)),
     ]
 
 
@@ -181,7 +189,7 @@ def benchmark(scale: float = 1.0) -> list:
             kernel[config(nv, tpb)](dout, da, db, nv)
             timing.validate(f"{name} (block {tpb})", dout.copy_to_host(), a + b)
 
-    n = max(1 << 16, int((64 << 20) * scale)) + 3          # 256 MiB per float32 array at scale 1
+    n = max(1 << 16, int((64 << 20) * scale)) + 3  # 256 MiB per float32 array at scale 1
     a, b = _vectors(rng, n)
     da, db, dout = cuda.to_device(a), cuda.to_device(b), cuda.device_array(n, np.float32)
     rows = []
@@ -216,8 +224,15 @@ def _transfer_row(a, b, reps):
     d2h = _median_wall(lambda: dout.copy_to_host(out), reps)
     timing.validate(f"vecadd n={n}", out, a + b)
     cpu = _median_wall(lambda: np.add(a, b, out=out), reps)
-    return {"n": n, "MiB": 3 * 4 * n / 2**20, "h2d": h2d, "kernel": kernel, "d2h": d2h,
-            "gpu_total": h2d + kernel + d2h, "cpu": cpu}
+    return {
+        "n": n,
+        "MiB": 3 * 4 * n / 2**20,
+        "h2d": h2d,
+        "kernel": kernel,
+        "d2h": d2h,
+        "gpu_total": h2d + kernel + d2h,
+        "cpu": cpu,
+    }
 
 
 def transfer_study(sizes=(1 << 10, 1 << 14, 1 << 18, 1 << 21, 1 << 24), reps=15) -> list:
@@ -236,9 +251,13 @@ def transfer_table(rows) -> str:
     def us(seconds):
         return f"{seconds * 1e6:10.1f}"
 
-    lines = [f"{'n':>10} {'MiB':>8} {'H2D us':>10} {'kernel us':>10} {'D2H us':>10} {'GPU total':>10} "
-             f"{'NumPy us':>10}  faster"]
+    lines = [
+        f"{'n':>10} {'MiB':>8} {'H2D us':>10} {'kernel us':>10} {'D2H us':>10} {'GPU total':>10} "
+        f"{'NumPy us':>10}  faster"
+    ]
     for r in rows:
-        lines.append(f"{r['n']:>10} {r['MiB']:8.2f} {us(r['h2d'])} {us(r['kernel'])} {us(r['d2h'])} "
-                     f"{us(r['gpu_total'])} {us(r['cpu'])}  {'GPU' if r['gpu_total'] < r['cpu'] else 'CPU'}")
+        lines.append(
+            f"{r['n']:>10} {r['MiB']:8.2f} {us(r['h2d'])} {us(r['kernel'])} {us(r['d2h'])} "
+            f"{us(r['gpu_total'])} {us(r['cpu'])}  {'GPU' if r['gpu_total'] < r['cpu'] else 'CPU'}"
+        )
     return "\n".join(lines)

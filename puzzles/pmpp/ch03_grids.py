@@ -3,6 +3,7 @@
 Every kernel here maps a 2-D grid of 2-D blocks onto a 2-D output: x runs along columns (the fast,
 contiguous index of a C-order array), y along rows.
 """
+
 import math
 
 import numpy as np
@@ -12,7 +13,7 @@ from helpers import timing
 from helpers.puzzle import Budget, Case, Puzzle
 
 CHAPTER = "pmpp-03"
-BLUR = 1            # blur radius: a (2*BLUR+1) x (2*BLUR+1) window
+BLUR = 1  # blur radius: a (2*BLUR+1) x (2*BLUR+1) window
 
 
 @cuda.jit
@@ -20,8 +21,11 @@ def grayscale_kernel(gray, rgb, height, width):
     row = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
     col = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     if row < height and col < width:
-        gray[row, col] = (float32(0.21) * rgb[row, col, 0] + float32(0.72) * rgb[row, col, 1]
-                          + float32(0.07) * rgb[row, col, 2])
+        gray[row, col] = (
+            float32(0.21) * rgb[row, col, 0]
+            + float32(0.72) * rgb[row, col, 1]
+            + float32(0.07) * rgb[row, col, 2]
+        )
 
 
 @cuda.jit
@@ -58,6 +62,7 @@ def matmul_kernel(p, m, n, rows, inner, cols):
 
 # ---------------------------------------------------------------------------- specs and cases
 
+
 def spec_grayscale(rgb, height, width):
     w = np.array([0.21, 0.72, 0.07], np.float32)
     return (rgb * w).sum(axis=2, dtype=np.float32)
@@ -71,8 +76,8 @@ def spec_blur(img, height, width):
     k = 2 * BLUR + 1
     for dr in range(k):
         for dc in range(k):
-            total += padded[dr:dr + height, dc:dc + width]
-            count += ones[dr:dr + height, dc:dc + width]
+            total += padded[dr : dr + height, dc : dc + width]
+            count += ones[dr : dr + height, dc : dc + width]
     return (total / count).astype(np.float32)
 
 
@@ -87,16 +92,26 @@ def _grid2d(height, width, block):
 
 # (height, width, block): non-square images, sizes that are no multiple of the block, a single
 # small block larger than the image, several blocks in both directions.
-IMAGE_SHAPES = (((11, 13), (8, 8)), ((5, 20), (16, 4)), ((3, 2), (4, 4)), ((17, 9), (4, 8)),
-                ((24, 30), (8, 8)))
+IMAGE_SHAPES = (
+    ((11, 13), (8, 8)),
+    ((5, 20), (16, 4)),
+    ((3, 2), (4, 4)),
+    ((17, 9), (4, 8)),
+    ((24, 30), (8, 8)),
+)
 
 
 def cases_grayscale(rng):
     out = []
     for (h, w), block in IMAGE_SHAPES:
         rgb = rng.random((h, w, 3), dtype=np.float32)
-        out.append(Case(grid=_grid2d(h, w, block), block=block,
-                        args={"gray": np.empty((h, w), np.float32), "rgb": rgb, "height": h, "width": w}))
+        out.append(
+            Case(
+                grid=_grid2d(h, w, block),
+                block=block,
+                args={"gray": np.empty((h, w), np.float32), "rgb": rgb, "height": h, "width": w},
+            )
+        )
     return out
 
 
@@ -104,8 +119,13 @@ def cases_blur(rng):
     out = []
     for (h, w), block in IMAGE_SHAPES:
         img = rng.uniform(-1, 2, (h, w)).astype(np.float32)
-        out.append(Case(grid=_grid2d(h, w, block), block=block,
-                        args={"out": np.empty((h, w), np.float32), "img": img, "height": h, "width": w}))
+        out.append(
+            Case(
+                grid=_grid2d(h, w, block),
+                block=block,
+                args={"out": np.empty((h, w), np.float32), "img": img, "height": h, "width": w},
+            )
+        )
     return out
 
 
@@ -113,13 +133,29 @@ def cases_matmul(rng):
     out = []
     # (rows, inner, cols, block): no square matrix has inner == rows == cols, so swapped loops or
     # indices go out of bounds or give wrong values instead of passing by symmetry
-    for rows, inner, cols, block in ((9, 7, 13, (8, 8)), (4, 17, 3, (4, 4)), (20, 5, 11, (8, 4)),
-                                     (1, 6, 10, (16, 2)), (13, 12, 14, (4, 8))):
+    for rows, inner, cols, block in (
+        (9, 7, 13, (8, 8)),
+        (4, 17, 3, (4, 4)),
+        (20, 5, 11, (8, 4)),
+        (1, 6, 10, (16, 2)),
+        (13, 12, 14, (4, 8)),
+    ):
         m = rng.normal(0, 1, (rows, inner)).astype(np.float32)
         n = rng.uniform(-2, 2, (inner, cols)).astype(np.float32)
-        out.append(Case(grid=_grid2d(rows, cols, block), block=block,
-                        args={"p": np.empty((rows, cols), np.float32), "m": m, "n": n,
-                              "rows": rows, "inner": inner, "cols": cols}))
+        out.append(
+            Case(
+                grid=_grid2d(rows, cols, block),
+                block=block,
+                args={
+                    "p": np.empty((rows, cols), np.float32),
+                    "m": m,
+                    "n": n,
+                    "rows": rows,
+                    "inner": inner,
+                    "cols": cols,
+                },
+            )
+        )
     return out
 
 
@@ -208,6 +244,7 @@ def test_image(height=48, width=64):
 
 # ---------------------------------------------------------------------------- GPU only
 
+
 def benchmark(scale: float = 1.0) -> list:
     """Grayscale and blur against the copy ceiling; naive matmul against cuBLAS where CuPy exists."""
     rng = np.random.default_rng(4)
@@ -223,17 +260,27 @@ def benchmark(scale: float = 1.0) -> list:
         blur_kernel[grid, block](dout, dimg, h, w)
         timing.validate(f"blur (block {block})", dout.copy_to_host(), spec_blur(img, h, w))
 
-    side = max(256, int(8192 * math.sqrt(scale)))         # 256 MiB gray image at scale 1
+    side = max(256, int(8192 * math.sqrt(scale)))  # 256 MiB gray image at scale 1
     rgb = rng.random((side, side, 3), dtype=np.float32)
     drgb, dout = cuda.to_device(rgb), cuda.device_array((side, side), np.float32)
     block = (32, 8)
     grid = _grid2d(side, side, block)
-    rows = [timing.Measurement("grayscale", timing.time_gpu(
-        lambda: grayscale_kernel[grid, block](dout, drgb, side, side)), bytes=16 * side * side)]
+    rows = [
+        timing.Measurement(
+            "grayscale",
+            timing.time_gpu(lambda: grayscale_kernel[grid, block](dout, drgb, side, side)),
+            bytes=16 * side * side,
+        )
+    ]
     img = rgb[..., 0].copy()
     dimg = cuda.to_device(img)
-    rows.append(timing.Measurement("blur 3x3", timing.time_gpu(
-        lambda: blur_kernel[grid, block](dout, dimg, side, side)), bytes=8 * side * side))
+    rows.append(
+        timing.Measurement(
+            "blur 3x3",
+            timing.time_gpu(lambda: blur_kernel[grid, block](dout, dimg, side, side)),
+            bytes=8 * side * side,
+        )
+    )
     timing.validate("blur 3x3", dout.copy_to_host(), spec_blur(img, side, side))
     rows.append(timing.copy_ceiling(4 * side * side))
     rows.extend(_matmul_rows(rng, scale))
@@ -247,17 +294,23 @@ def _matmul_rows(rng, scale):
     dm, dn, dp = cuda.to_device(m), cuda.to_device(n), cuda.device_array((rows, cols), np.float32)
     for block in ((16, 16), (32, 8), (8, 8)):
         matmul_kernel[_grid2d(rows, cols, block), block](dp, dm, dn, rows, inner, cols)
-        timing.validate(f"naive matmul (block {block})", dp.copy_to_host(),
-                       spec_matmul(m, n, rows, inner, cols), rtol=1e-3, atol=1e-3)
+        timing.validate(
+            f"naive matmul (block {block})",
+            dp.copy_to_host(),
+            spec_matmul(m, n, rows, inner, cols),
+            rtol=1e-3,
+            atol=1e-3,
+        )
     size = max(256, int(2048 * scale ** (1 / 3)))
     dm = cuda.to_device(rng.normal(0, 1, (size, size)).astype(np.float32))
     dn = cuda.to_device(rng.normal(0, 1, (size, size)).astype(np.float32))
     dp = cuda.device_array((size, size), np.float32)
     block = (16, 16)
     grid = _grid2d(size, size, block)
-    seconds = timing.time_gpu(lambda: matmul_kernel[grid, block](dp, dm, dn, size, size, size),
-                             warmup=1, reps=5)
-    out = [timing.Measurement(f"naive matmul {size}", seconds, bytes=3 * 4 * size * size, flops=2 * size ** 3)]
+    seconds = timing.time_gpu(
+        lambda: matmul_kernel[grid, block](dp, dm, dn, size, size, size), warmup=1, reps=5
+    )
+    out = [timing.Measurement(f"naive matmul {size}", seconds, bytes=3 * 4 * size * size, flops=2 * size**3)]
     ceiling = timing.sgemm_ceiling(size)
     if ceiling is not None:
         out.append(ceiling)

@@ -4,6 +4,7 @@ The simulator records which access instructions each thread executed; lanes of o
 executed different sets of instructions took different paths through the kernel, and a real SM runs
 those paths one after the other. `paths_per_warp` counts them from the trace.
 """
+
 import math
 
 import numpy as np
@@ -21,6 +22,7 @@ WARP = 32
 
 
 # ---------------------------------------------------------------------------- warps of a 2-D block
+
 
 @cuda.jit
 def warp_lane_kernel(warp, lane, height, width, block_w, block_h):
@@ -43,23 +45,42 @@ def spec_warp_lane(height, width, block_w, block_h):
     blocks_x = math.ceil(width / block_w)
     block = (row // block_h) * blocks_x + col // block_w
     warps_per_block = math.ceil(block_w * block_h / WARP)
-    return {"warp": (block * warps_per_block + t // WARP).astype(np.int32),
-            "lane": (t % WARP).astype(np.int32)}
+    return {
+        "warp": (block * warps_per_block + t // WARP).astype(np.int32),
+        "lane": (t % WARP).astype(np.int32),
+    }
 
 
 def cases_warp_lane(rng):
     out = []
     # 12 x 6 = 72 threads: three warps, the last one only 8 lanes full
-    for (h, w), (bw, bh) in (((10, 20), (16, 4)), ((13, 30), (12, 6)), ((7, 5), (8, 8)),
-                             ((33, 9), (4, 16)), ((6, 70), (32, 2))):
+    for (h, w), (bw, bh) in (
+        ((10, 20), (16, 4)),
+        ((13, 30), (12, 6)),
+        ((7, 5), (8, 8)),
+        ((33, 9), (4, 16)),
+        ((6, 70), (32, 2)),
+    ):
         # extra scalars describe the launch to the spec; the kernel may read them or blockDim
-        out.append(Case(grid=(math.ceil(w / bw), math.ceil(h / bh)), block=(bw, bh),
-                        args={"warp": np.empty((h, w), np.int32), "lane": np.empty((h, w), np.int32),
-                              "height": h, "width": w, "block_w": bw, "block_h": bh}))
+        out.append(
+            Case(
+                grid=(math.ceil(w / bw), math.ceil(h / bh)),
+                block=(bw, bh),
+                args={
+                    "warp": np.empty((h, w), np.int32),
+                    "lane": np.empty((h, w), np.int32),
+                    "height": h,
+                    "width": w,
+                    "block_w": bw,
+                    "block_h": bh,
+                },
+            )
+        )
     return out
 
 
 # ---------------------------------------------------------------------------- control divergence
+
 
 @cuda.jit
 def parity_branch_kernel(out, a, n):
@@ -96,9 +117,14 @@ def spec_parity(a, n):
 
 def cases_parity(rng):
     # blocks are whole numbers of warp pairs (64 threads); n is never a multiple of the block
-    return [Case(grid=math.ceil(n / tpb), block=tpb,
-                 args={"out": np.empty(n, np.float32), "a": rng.uniform(-3, 3, n).astype(np.float32), "n": n})
-            for n, tpb in ((200, 64), (50, 64), (300, 128), (129, 64), (1000, 256))]
+    return [
+        Case(
+            grid=math.ceil(n / tpb),
+            block=tpb,
+            args={"out": np.empty(n, np.float32), "a": rng.uniform(-3, 3, n).astype(np.float32), "n": n},
+        )
+        for n, tpb in ((200, 64), (50, 64), (300, 128), (129, 64), (1000, 256))
+    ]
 
 
 PUZZLES = [
@@ -195,30 +221,51 @@ def occupancy(threads_per_block, regs_per_thread=32, smem_per_block=0, gpu="H100
     }
     blocks = min(by.values())
     limit = min(by, key=lambda k: (by[k], k != "threads"))
-    return {"gpu": gpu, "threads/block": threads_per_block, "regs/thread": regs_per_thread,
-            "smem/block": smem_per_block, "blocks/SM": blocks, "warps/SM": blocks * warps,
-            "occupancy": blocks * warps / lim["warps"], "limit": limit}
+    return {
+        "gpu": gpu,
+        "threads/block": threads_per_block,
+        "regs/thread": regs_per_thread,
+        "smem/block": smem_per_block,
+        "blocks/SM": blocks,
+        "warps/SM": blocks * warps,
+        "occupancy": blocks * warps / lim["warps"],
+        "limit": limit,
+    }
 
 
 def occupancy_table(configs, gpu="H100 (sm_90)") -> str:
-    lines = [f"{gpu}: {'threads/blk':>11} {'regs/thr':>8} {'smem/blk':>9} {'blocks/SM':>9} "
-             f"{'warps/SM':>8} {'occupancy':>9}  limited by"]
+    lines = [
+        f"{gpu}: {'threads/blk':>11} {'regs/thr':>8} {'smem/blk':>9} {'blocks/SM':>9} "
+        f"{'warps/SM':>8} {'occupancy':>9}  limited by"
+    ]
     for cfg in configs:
         o = occupancy(*cfg, gpu=gpu)
-        lines.append(f"{'':{len(gpu) + 1}} {o['threads/block']:>11} {o['regs/thread']:>8} "
-                     f"{o['smem/block']:>9} {o['blocks/SM']:>9} {o['warps/SM']:>8} "
-                     f"{o['occupancy']:>9.0%}  {o['limit']}")
+        lines.append(
+            f"{'':{len(gpu) + 1}} {o['threads/block']:>11} {o['regs/thread']:>8} "
+            f"{o['smem/block']:>9} {o['blocks/SM']:>9} {o['warps/SM']:>8} "
+            f"{o['occupancy']:>9.0%}  {o['limit']}"
+        )
     return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------- GPU only
 
 DEVICE_ATTRIBUTES = (
-    "MULTIPROCESSOR_COUNT", "WARP_SIZE", "MAX_THREADS_PER_BLOCK", "MAX_BLOCK_DIM_X",
-    "MAX_GRID_DIM_X", "MAX_THREADS_PER_MULTIPROCESSOR", "MAX_REGISTERS_PER_BLOCK",
-    "MAX_REGISTERS_PER_MULTIPROCESSOR", "MAX_SHARED_MEMORY_PER_BLOCK",
-    "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN", "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR", "L2_CACHE_SIZE",
-    "CLOCK_RATE", "MEMORY_CLOCK_RATE", "GLOBAL_MEMORY_BUS_WIDTH",
+    "MULTIPROCESSOR_COUNT",
+    "WARP_SIZE",
+    "MAX_THREADS_PER_BLOCK",
+    "MAX_BLOCK_DIM_X",
+    "MAX_GRID_DIM_X",
+    "MAX_THREADS_PER_MULTIPROCESSOR",
+    "MAX_REGISTERS_PER_BLOCK",
+    "MAX_REGISTERS_PER_MULTIPROCESSOR",
+    "MAX_SHARED_MEMORY_PER_BLOCK",
+    "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN",
+    "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR",
+    "L2_CACHE_SIZE",
+    "CLOCK_RATE",
+    "MEMORY_CLOCK_RATE",
+    "GLOBAL_MEMORY_BUS_WIDTH",
 )
 
 
@@ -233,12 +280,12 @@ def device_query() -> dict:
     for attr in DEVICE_ATTRIBUTES:
         try:
             info[attr] = getattr(dev, attr)
-        except AttributeError:        # older drivers lack some attributes
+        except AttributeError:  # older drivers lack some attributes
             continue
     return info
 
 
-ROUNDS = 256        # arithmetic per element in the benchmark kernels, so the branch cost shows
+ROUNDS = 256  # arithmetic per element in the benchmark kernels, so the branch cost shows
 
 
 @cuda.jit
@@ -285,8 +332,10 @@ def _spec_heavy(a):
 def benchmark(scale: float = 1.0) -> list:
     """The divergent and the warp-uniform kernel, each with ROUNDS multiply-adds per element."""
     rng = np.random.default_rng(5)
-    variants = [("divergent (branch on i % 2)", _divergent_heavy),
-                ("warp-uniform (branch on warp % 2)", _uniform_heavy)]
+    variants = [
+        ("divergent (branch on i % 2)", _divergent_heavy),
+        ("warp-uniform (branch on warp % 2)", _uniform_heavy),
+    ]
     nv = 100_003
     a = rng.uniform(-3, 3, nv).astype(np.float32)
     da, dout = cuda.to_device(a), cuda.device_array(nv, np.float32)

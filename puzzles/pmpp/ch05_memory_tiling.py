@@ -8,6 +8,7 @@ into registers and 16-byte shared reads (worked; the SGEMM that reaches 40% of c
 The puzzles use small tiles so the simulator stays quick; `benchmark` recompiles the same kernels
 with the tile sizes a real GPU wants (`specialize`).
 """
+
 import math
 
 import numpy as np
@@ -32,16 +33,29 @@ def regtile_constants(bm, bn, bk, tm, tn):
     tx, ty = bn // tn, bm // tm
     nt = tx * ty
     assert bm * bk % nt == 0 and bk * bn % nt == 0, "each thread must load whole shares of the tiles"
-    return {"BM": bm, "BN": bn, "BK": bk, "TM": tm, "TN": tn, "TX": tx, "TY": ty, "NT": nt,
-            "A_LOADS": bm * bk // nt, "B_LOADS": bk * bn // nt, "PAD": 4, "BM_PAD": bm + 4,
-            "M_TILE": bk * (bm + 4), "N_TILE": bk * bn}
+    return {
+        "BM": bm,
+        "BN": bn,
+        "BK": bk,
+        "TM": tm,
+        "TN": tn,
+        "TX": tx,
+        "TY": ty,
+        "NT": nt,
+        "A_LOADS": bm * bk // nt,
+        "B_LOADS": bk * bn // nt,
+        "PAD": 4,
+        "BM_PAD": bm + 4,
+        "M_TILE": bk * (bm + 4),
+        "N_TILE": bk * bn,
+    }
 
 
-TX, TY = BN // TN, BM // TM       # threads per block along x (columns) and y (rows)
+TX, TY = BN // TN, BM // TM  # threads per block along x (columns) and y (rows)
 NT = TX * TY
-A_LOADS, B_LOADS = BM * BK // NT, BK * BN // NT      # tile elements each thread loads per k step
+A_LOADS, B_LOADS = BM * BK // NT, BK * BN // NT  # tile elements each thread loads per k step
 PAD = 4
-BM_PAD = BM + PAD                 # shared-array shapes must be plain constants, not expressions
+BM_PAD = BM + PAD  # shared-array shapes must be plain constants, not expressions
 M_TILE, N_TILE = BK * BM_PAD, BK * BN
 
 
@@ -87,7 +101,7 @@ def dynamic_tiled_matmul_kernel(p, m, n, rows, inner, cols, tile):
     col = cuda.blockIdx.x * tile + tx
     acc = float32(0)
     ### BEGIN SOLUTION
-    n_base = tile * tile          # the n tile sits right after the m tile
+    n_base = tile * tile  # the n tile sits right after the m tile
     for t in range((inner + tile - 1) // tile):
         k = t * tile + tx
         if row < rows and k < inner:
@@ -236,19 +250,29 @@ def prefetch_matmul_kernel(p, m, n, rows, inner, cols):
 
 # ---------------------------------------------------------------------------- cases
 
-SHAPES = ((9, 21, 13), (4, 17, 3), (20, 5, 11), (1, 30, 10), (17, 12, 10))   # rows, inner, cols
+SHAPES = ((9, 21, 13), (4, 17, 3), (20, 5, 11), (1, 30, 10), (17, 12, 10))  # rows, inner, cols
 
 
 def _operands(rng, rows, inner, cols):
     m = rng.normal(0, 1, (rows, inner)).astype(np.float32)
     n = rng.uniform(-2, 2, (inner, cols)).astype(np.float32)
-    return {"p": np.empty((rows, cols), np.float32), "m": m, "n": n,
-            "rows": rows, "inner": inner, "cols": cols}
+    return {
+        "p": np.empty((rows, cols), np.float32),
+        "m": m,
+        "n": n,
+        "rows": rows,
+        "inner": inner,
+        "cols": cols,
+    }
 
 
 def cases_tiled(rng):
-    return [Case(grid=(math.ceil(c / TILE), math.ceil(r / TILE)), block=(TILE, TILE),
-                 args=_operands(rng, r, k, c)) for r, k, c in SHAPES]
+    return [
+        Case(
+            grid=(math.ceil(c / TILE), math.ceil(r / TILE)), block=(TILE, TILE), args=_operands(rng, r, k, c)
+        )
+        for r, k, c in SHAPES
+    ]
 
 
 def cases_dynamic(rng):
@@ -256,15 +280,23 @@ def cases_dynamic(rng):
     for (r, k, c), tile in zip(SHAPES, (4, 8, 4, 8, 2)):
         args = _operands(rng, r, k, c)
         args["tile"] = tile
-        out.append(Case(grid=(math.ceil(c / tile), math.ceil(r / tile)), block=(tile, tile), args=args,
-                        shared_bytes=2 * tile * tile * 4))
+        out.append(
+            Case(
+                grid=(math.ceil(c / tile), math.ceil(r / tile)),
+                block=(tile, tile),
+                args=args,
+                shared_bytes=2 * tile * tile * 4,
+            )
+        )
     return out
 
 
 def cases_regtile(rng):
     # two block tiles in each direction somewhere, ragged edges everywhere
-    return [Case(grid=(math.ceil(c / BN), math.ceil(r / BM)), block=(TX, TY), args=_operands(rng, r, k, c))
-            for r, k, c in ((37, 9, 41), (5, 9, 3), (40, 6, 17), (32, 7, 32), (10, 11, 70))]
+    return [
+        Case(grid=(math.ceil(c / BN), math.ceil(r / BM)), block=(TX, TY), args=_operands(rng, r, k, c))
+        for r, k, c in ((37, 9, 41), (5, 9, 3), (40, 6, 17), (32, 7, 32), (10, 11, 70))
+    ]
 
 
 def spec(m, n, rows, inner, cols, tile=None):
@@ -297,8 +329,9 @@ reads, 1 write, `2 * TILE * TILE * 4` bytes of shared memory per block.""",
             "Thread (tx, ty) loads m[row, t*TILE + tx] and n[t*TILE + ty, col], or 0 off the edge.",
             "Two barriers per step: after the loads, and after the products.",
         ),
-        budget=Budget(global_reads=lambda c: 2 * _tiles(c, TILE), global_writes=1,
-                      shared_bytes=2 * TILE * TILE * 4),
+        budget=Budget(
+            global_reads=lambda c: 2 * _tiles(c, TILE), global_writes=1, shared_bytes=2 * TILE * TILE * 4
+        ),
         rtol=1e-4,
         atol=1e-4,
         chapter=CHAPTER,
@@ -323,8 +356,11 @@ place of `TILE`. Budget: `2 * ceil(inner / tile)` global reads per thread and ex
             "m's tile element (ty, kk) is smem[ty * tile + kk].",
             "n's tile element (kk, tx) is smem[tile * tile + kk * tile + tx].",
         ),
-        budget=Budget(global_reads=lambda c: 2 * _tiles(c, c.args["tile"]), global_writes=1,
-                      shared_bytes=lambda c: c.shared_bytes),
+        budget=Budget(
+            global_reads=lambda c: 2 * _tiles(c, c.args["tile"]),
+            global_writes=1,
+            shared_bytes=lambda c: c.shared_bytes,
+        ),
         rtol=1e-4,
         atol=1e-4,
         chapter=CHAPTER,
@@ -345,8 +381,11 @@ TM = TN = 8`.""",
         spec=spec,
         cases=cases_regtile,
         reference=regtile_matmul_kernel,
-        budget=Budget(global_reads=lambda c: (A_LOADS + B_LOADS) * _tiles(c, BK), global_writes=TM * TN,
-                      shared_bytes=(M_TILE + N_TILE) * 4),
+        budget=Budget(
+            global_reads=lambda c: (A_LOADS + B_LOADS) * _tiles(c, BK),
+            global_writes=TM * TN,
+            shared_bytes=(M_TILE + N_TILE) * 4,
+        ),
         rtol=1e-4,
         atol=1e-4,
         chapter=CHAPTER,
@@ -368,8 +407,11 @@ registers per thread (two blocks per SM). `TM` and `TN` must be multiples of 4 (
         spec=spec,
         cases=cases_regtile,
         reference=prefetch_matmul_kernel,
-        budget=Budget(global_reads=lambda c: (A_LOADS + B_LOADS) * _tiles(c, BK), global_writes=TM * TN,
-                      shared_bytes=(M_TILE + N_TILE) * 4),
+        budget=Budget(
+            global_reads=lambda c: (A_LOADS + B_LOADS) * _tiles(c, BK),
+            global_writes=TM * TN,
+            shared_bytes=(M_TILE + N_TILE) * 4,
+        ),
         rtol=1e-4,
         atol=1e-4,
         chapter=CHAPTER,
@@ -382,8 +424,10 @@ GOAL = {"ceiling": "sgemm", "fraction": 0.4, "best": BEST}
 
 # ---------------------------------------------------------------------------- GPU only
 
+
 def _launchers():
     """(name, launch(p, m, n, rows, inner, cols)) for every variant, at GPU-sized tiles."""
+
     def grid_for(rows, cols, bm, bn):
         return (math.ceil(cols / bn), math.ceil(rows / bm))
 
@@ -395,6 +439,7 @@ def _launchers():
 
         def launch(p, m, n, rows, inner, cols):
             kernel[grid_for(rows, cols, tile, tile), (tile, tile)](p, m, n, rows, inner, cols)
+
         return launch
 
     def dynamic(tile):
@@ -403,6 +448,7 @@ def _launchers():
         def launch(p, m, n, rows, inner, cols):
             grid = grid_for(rows, cols, tile, tile)
             dynamic_tiled_matmul_kernel[grid, (tile, tile), 0, nbytes](p, m, n, rows, inner, cols, tile)
+
         return launch
 
     def regtile(bm, bn, bk, tm, tn, kernel=regtile_matmul_kernel, jit_options=None):
@@ -411,6 +457,7 @@ def _launchers():
 
         def launch(p, m, n, rows, inner, cols):
             kernel[grid_for(rows, cols, bm, bn), (consts["TX"], consts["TY"])](p, m, n, rows, inner, cols)
+
         return launch
 
     return [
@@ -437,8 +484,13 @@ def benchmark(scale: float = 1.0) -> list:
         for name, launch in launchers:
             dp = cuda.to_device(np.full((rows, cols), np.nan, np.float32))
             launch(dp, dm, dn, rows, inner, cols)
-            timing.validate(f"{name} ({rows}x{inner} @ {inner}x{cols})", dp.copy_to_host(), expected,
-                           rtol=1e-3, atol=1e-3 * math.sqrt(inner))
+            timing.validate(
+                f"{name} ({rows}x{inner} @ {inner}x{cols})",
+                dp.copy_to_host(),
+                expected,
+                rtol=1e-3,
+                atol=1e-3 * math.sqrt(inner),
+            )
 
     size = max(256, int(4096 * scale ** (1 / 3)) // 128 * 128)
     m = rng.normal(0, 1, (size, size)).astype(np.float32)
@@ -447,9 +499,10 @@ def benchmark(scale: float = 1.0) -> list:
     rows_out = []
     for name, launch in launchers:
         slow = name.startswith("naive")
-        seconds = timing.time_gpu(lambda f=launch: f(dp, dm, dn, size, size, size),
-                                 warmup=1 if slow else 3, reps=5 if slow else 20)
-        rows_out.append(timing.Measurement(name, seconds, bytes=3 * 4 * size * size, flops=2 * size ** 3))
+        seconds = timing.time_gpu(
+            lambda f=launch: f(dp, dm, dn, size, size, size), warmup=1 if slow else 3, reps=5 if slow else 20
+        )
+        rows_out.append(timing.Measurement(name, seconds, bytes=3 * 4 * size * size, flops=2 * size**3))
     # spot-check the big result of the last (best) variant on a few rows
     got = dp.copy_to_host()
     pick = rng.choice(size, 8, replace=False)

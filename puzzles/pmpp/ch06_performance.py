@@ -11,6 +11,7 @@ a warp touches memory is the whole story:
 `benchmark()` times the three on a GPU with the tile sizes a GPU wants
 (TILE = 32, ROWS = 8); the puzzles use small tiles so the simulator is quick.
 """
+
 import math
 
 import numpy as np
@@ -20,9 +21,9 @@ from helpers import timing
 from helpers.puzzle import Budget, Case, Puzzle
 from helpers.timing import specialize
 
-TILE = 8            # a block handles a TILE x TILE tile (32 in the GPU benchmark)
-TILE_P = TILE + 1   # shared row length: one spare column so a tile column spans distinct banks
-ROWS = 2            # coarsened kernel: blocks of TILE x ROWS threads, TILE // ROWS elements each
+TILE = 8  # a block handles a TILE x TILE tile (32 in the GPU benchmark)
+TILE_P = TILE + 1  # shared row length: one spare column so a tile column spans distinct banks
+ROWS = 2  # coarsened kernel: blocks of TILE x ROWS threads, TILE // ROWS elements each
 
 
 @cuda.jit
@@ -40,8 +41,8 @@ def transpose_tiled(out, a, h, w):
     tile = cuda.shared.array((TILE, TILE_P), float32)
     tx = cuda.threadIdx.x
     ty = cuda.threadIdx.y
-    row0 = cuda.blockIdx.x * TILE      # this block's rows of a = columns of out
-    col0 = cuda.blockIdx.y * TILE      # this block's columns of a = rows of out
+    row0 = cuda.blockIdx.x * TILE  # this block's rows of a = columns of out
+    col0 = cuda.blockIdx.y * TILE  # this block's columns of a = rows of out
     ### BEGIN SOLUTION
     # Load: threadIdx.x runs along a row of a (coalesced).
     if row0 + ty < h and col0 + tx < w:
@@ -75,15 +76,20 @@ def spec(a, h, w):
     return a.T.copy()
 
 
-SHAPES = ((13, 21), (5, 3), (27, 18), (8, 30), (19, 11))   # (h, w): never square, never a multiple of 8
+SHAPES = ((13, 21), (5, 3), (27, 18), (8, 30), (19, 11))  # (h, w): never square, never a multiple of 8
 
 
 def _cases(rng, block_rows):
     out = []
     for h, w in SHAPES:
         a = rng.uniform(-50, 50, (h, w)).astype(np.float32)
-        out.append(Case(grid=(math.ceil(h / TILE), math.ceil(w / TILE)), block=(TILE, block_rows),
-                        args={"out": np.empty((w, h), np.float32), "a": a, "h": h, "w": w}))
+        out.append(
+            Case(
+                grid=(math.ceil(h / TILE), math.ceil(w / TILE)),
+                block=(TILE, block_rows),
+                args={"out": np.empty((w, h), np.float32), "a": a, "h": h, "w": w},
+            )
+        )
     return out
 
 
@@ -93,8 +99,6 @@ def cases_tile(rng):
 
 def cases_coarse(rng):
     return _cases(rng, ROWS)
-
-
 
 
 def _geometry(block):
@@ -109,25 +113,34 @@ NAIVE = """\
 The simplest transpose: each thread copies one element. `threadIdx.x` walks along a row of `out`,
 so the writes of a warp are neighbours in memory, but the matching reads walk down a **column** of
 `a`, `w` floats apart: each lane of the warp reads from its own memory segment.""" + _geometry(
-    "`TILE x TILE`")
+    "`TILE x TILE`"
+)
 
-TILED = """\
+TILED = (
+    """\
 **Corner turning.** Make *both* global accesses run along rows. The block reads its `TILE x TILE`
 tile of `a` row by row (`threadIdx.x` along the columns of `a`), parks it in the shared array
 `tile`, waits for the whole tile, then writes the tile's transpose to `out`, again with `threadIdx.x`
 along a row, reading `tile` down a column instead. The turn happens in shared memory, where
 strided access is cheap; `TILE_P = TILE + 1` pads each shared row so a column of `tile` falls in
-different banks.""" + _geometry("`TILE x TILE`") + """
+different banks."""
+    + _geometry("`TILE x TILE`")
+    + """
 
 Budget per thread: 1 global read, 1 global write; shared memory at most `TILE * TILE_P` floats."""
+)
 
-COARSE = f"""\
+COARSE = (
+    f"""\
 **Thread coarsening.** Same corner turn, but the block is only `TILE x ROWS` threads
 (`ROWS = {ROWS}`) and each thread moves `TILE // ROWS` elements: rows `ty, ty + ROWS, ty + 2*ROWS...`
 of the tile. Fewer threads do the index arithmetic and barrier once for several elements; a warp
-still touches whole rows, so every access stays coalesced.""" + _geometry("`TILE x ROWS`") + """
+still touches whole rows, so every access stays coalesced."""
+    + _geometry("`TILE x ROWS`")
+    + """
 
 Budget per thread: `TILE // ROWS` global reads and writes."""
+)
 
 # A warp of the tiled kernels reads whole tile rows: at worst 2 sectors per row where 1 would do (50%).
 # The naive kernel's column reads stay under 40% on every case mix, so 45% tells them apart.
@@ -135,25 +148,55 @@ COALESCED = 0.45
 _SHARED = Budget(global_reads=1, global_writes=1, shared_bytes=TILE * TILE_P * 4, min_coalescing=COALESCED)
 
 PUZZLES = [
-    Puzzle(name="ch06_transpose_naive", title="Transpose, naive (strided reads)", statement=NAIVE,
-           outputs=("out",), spec=spec, cases=cases_tile,
-           reference=transpose_naive, budget=Budget(global_reads=1, global_writes=1), chapter="pmpp-06"),
-    Puzzle(name="ch06_transpose_tiled", title="Transpose, corner-turned through shared memory",
-           statement=TILED, outputs=("out",), spec=spec,
-           cases=cases_tile, reference=transpose_tiled, budget=_SHARED, chapter="pmpp-06",
-           hints=("Load with `tile[ty, tx] = a[row0 + ty, col0 + tx]`: threadIdx.x moves along a row of a.",
-                  "Every thread must have stored its element before any thread reads the tile.",
-                  "Thread (tx, ty) writes out[col0 + ty, row0 + tx]; which tile element belongs there?",
-                  "Guard the load and the store separately: their bounds are h and w swapped.")),
-    Puzzle(name="ch06_transpose_coarse", title="Transpose, corner-turned and coarsened", statement=COARSE,
-           outputs=("out",), spec=spec, cases=cases_coarse,
-           reference=transpose_coarse,
-           budget=Budget(global_reads=TILE // ROWS, global_writes=TILE // ROWS,
-                         shared_bytes=TILE * TILE_P * 4, min_coalescing=COALESCED),
-           chapter="pmpp-06",
-           hints=("Take the tiled kernel and wrap the load and the store in `for j in range(0, TILE, ROWS)`.",
-                  "Thread row ty handles tile rows ty + j.",
-                  "One barrier between the two loops is enough.")),
+    Puzzle(
+        name="ch06_transpose_naive",
+        title="Transpose, naive (strided reads)",
+        statement=NAIVE,
+        outputs=("out",),
+        spec=spec,
+        cases=cases_tile,
+        reference=transpose_naive,
+        budget=Budget(global_reads=1, global_writes=1),
+        chapter="pmpp-06",
+    ),
+    Puzzle(
+        name="ch06_transpose_tiled",
+        title="Transpose, corner-turned through shared memory",
+        statement=TILED,
+        outputs=("out",),
+        spec=spec,
+        cases=cases_tile,
+        reference=transpose_tiled,
+        budget=_SHARED,
+        chapter="pmpp-06",
+        hints=(
+            "Load with `tile[ty, tx] = a[row0 + ty, col0 + tx]`: threadIdx.x moves along a row of a.",
+            "Every thread must have stored its element before any thread reads the tile.",
+            "Thread (tx, ty) writes out[col0 + ty, row0 + tx]; which tile element belongs there?",
+            "Guard the load and the store separately: their bounds are h and w swapped.",
+        ),
+    ),
+    Puzzle(
+        name="ch06_transpose_coarse",
+        title="Transpose, corner-turned and coarsened",
+        statement=COARSE,
+        outputs=("out",),
+        spec=spec,
+        cases=cases_coarse,
+        reference=transpose_coarse,
+        budget=Budget(
+            global_reads=TILE // ROWS,
+            global_writes=TILE // ROWS,
+            shared_bytes=TILE * TILE_P * 4,
+            min_coalescing=COALESCED,
+        ),
+        chapter="pmpp-06",
+        hints=(
+            "Take the tiled kernel and wrap the load and the store in `for j in range(0, TILE, ROWS)`.",
+            "Thread row ty handles tile rows ty + j.",
+            "One barrier between the two loops is enough.",
+        ),
+    ),
 ]
 
 
@@ -171,10 +214,14 @@ def variants(tile=GPU_TILE, rows=GPU_ROWS):
         def launch(out, a):
             h, w = a.shape
             kernel[(math.ceil(h / tile), math.ceil(w / tile)), block](out, a, h, w)
+
         return launch
-    return {"ch06_transpose_naive": launcher(naive, (tile, tile)),
-            "ch06_transpose_tiled": launcher(tiled, (tile, tile)),
-            "ch06_transpose_coarse": launcher(coarse, (tile, rows))}
+
+    return {
+        "ch06_transpose_naive": launcher(naive, (tile, tile)),
+        "ch06_transpose_tiled": launcher(tiled, (tile, tile)),
+        "ch06_transpose_coarse": launcher(coarse, (tile, rows)),
+    }
 
 
 def validate_variants(shapes=((1000, 777), (33, 65)), configs=((32, 8), (16, 4)), seed=1):
@@ -197,13 +244,15 @@ def benchmark(scale: float = 1.0):
         raise RuntimeError(reason)
     validate_variants()
     h = max(64, int(8192 * math.sqrt(scale)))
-    w = h + 64                              # not square, still a multiple of the tile
+    w = h + 64  # not square, still a multiple of the tile
     a = cuda.to_device(np.random.default_rng(2).standard_normal((h, w)).astype(np.float32))
     out = cuda.device_array((w, h), np.float32)
-    rows = [timing.Measurement(name, timing.time_gpu(lambda launch=launch: launch(out, a)), bytes=2 * h * w * 4)
-            for name, launch in variants().items()]
+    rows = [
+        timing.Measurement(name, timing.time_gpu(lambda launch=launch: launch(out, a)), bytes=2 * h * w * 4)
+        for name, launch in variants().items()
+    ]
     rows.append(timing.copy_ceiling(h * w * 4))
     return rows
 
 
-GOAL = None     # chapter 6 has no goal of its own: the point is the ratio naive : tiled : coarse
+GOAL = None  # chapter 6 has no goal of its own: the point is the ratio naive : tiled : coarse

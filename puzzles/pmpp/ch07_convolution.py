@@ -12,6 +12,7 @@
 Pixels outside the image count as 0 ("ghost cells"). Like the book, "convolution"
 here means out[r, c] = sum_ij f[i, j] * a[r - R + i, c - R + j] (no flip).
 """
+
 import math
 
 import numpy as np
@@ -21,16 +22,14 @@ from helpers import timing
 from helpers.puzzle import Budget, Case, Puzzle
 from helpers.timing import specialize
 
-R = 1                   # filter radius
-FW = 2 * R + 1          # filter width
+R = 1  # filter radius
+FW = 2 * R + 1  # filter width
 # The constant-memory filter: fixed at compile time, every tap distinct and non-zero, not symmetric.
-FILTER = np.array([[0.25, -0.5, 0.75],
-                   [1.5, -1.25, 0.625],
-                   [-0.875, 1.0, 0.125]], np.float32)
-IN_TILE = 8             # tiled_in: blocks of IN_TILE x IN_TILE threads (32 on the GPU)
+FILTER = np.array([[0.25, -0.5, 0.75], [1.5, -1.25, 0.625], [-0.875, 1.0, 0.125]], np.float32)
+IN_TILE = 8  # tiled_in: blocks of IN_TILE x IN_TILE threads (32 on the GPU)
 OUT_TILE = IN_TILE - 2 * R
-TILE = 8                # tiled_cached: blocks of TILE x TILE threads, one output each (32 on the GPU)
-ROWS = 3                # register: output rows per thread (16 on the GPU)
+TILE = 8  # tiled_cached: blocks of TILE x TILE threads, one output each (32 on the GPU)
+ROWS = 3  # register: output rows per thread (16 on the GPU)
 assert R == 1, "conv2d_register is written out for a 3 x 3 filter"
 
 
@@ -80,7 +79,7 @@ def conv2d_tiled_in(out, a, h, w):
     if 0 <= row < h and 0 <= col < w:
         tile[ty, tx] = a[row, col]
     else:
-        tile[ty, tx] = 0.0          # ghost cell
+        tile[ty, tx] = 0.0  # ghost cell
     cuda.syncthreads()
     if R <= tx < IN_TILE - R and R <= ty < IN_TILE - R and row < h and col < w:
         acc = float32(0.0)
@@ -115,7 +114,7 @@ def conv2d_tiled_cached(out, a, h, w):
                     if 0 <= ti < TILE and 0 <= tj < TILE:
                         acc += f[i, j] * tile[ti, tj]
                     else:
-                        acc += f[i, j] * a[r, c]    # halo: another block's pixel, likely in cache
+                        acc += f[i, j] * a[r, c]  # halo: another block's pixel, likely in cache
         out[row, col] = acc
     ### END SOLUTION
 
@@ -145,9 +144,9 @@ def conv2d_register(out, a, h, w):
         nxt = min(r + 1, h - 1)
         mb = float32(1.0) if r + 1 < h else float32(0.0)
         c0, c1, c2 = a[nxt, cl] * mb, a[nxt, col] * mb, a[nxt, cr] * mb
-        out[r, col] = (k00 * a0 + k01 * a1 + k02 * a2
-                       + k10 * b0 + k11 * b1 + k12 * b2
-                       + k20 * c0 + k21 * c1 + k22 * c2)
+        out[r, col] = (
+            k00 * a0 + k01 * a1 + k02 * a2 + k10 * b0 + k11 * b1 + k12 * b2 + k20 * c0 + k21 * c1 + k22 * c2
+        )
         a0, a1, a2 = b0, b1, b2
         b0, b1, b2 = c0, c1, c2
 
@@ -157,11 +156,11 @@ def conv2d(a, f):
     h, w = a.shape
     r = f.shape[0] // 2
     p = np.zeros((h + 2 * r, w + 2 * r), np.float64)
-    p[r:r + h, r:r + w] = a
+    p[r : r + h, r : r + w] = a
     out = np.zeros((h, w), np.float64)
     for i in range(f.shape[0]):
         for j in range(f.shape[1]):
-            out += float(f[i, j]) * p[i:i + h, j:j + w]
+            out += float(f[i, j]) * p[i : i + h, j : j + w]
     return out.astype(np.float32)
 
 
@@ -173,7 +172,7 @@ def spec_const(a, h, w):
     return conv2d(a, FILTER)
 
 
-SHAPES = ((13, 22), (5, 4), (20, 9), (17, 31), (9, 14))     # (h, w): never square, sizes off the tile
+SHAPES = ((13, 22), (5, 4), (20, 9), (17, 31), (9, 14))  # (h, w): never square, sizes off the tile
 
 
 def _image(rng, h, w):
@@ -184,35 +183,59 @@ def cases_basic(rng):
     out = []
     for h, w in SHAPES:
         f = rng.uniform(-2, 2, (FW, FW)).astype(np.float32)
-        out.append(Case(grid=(math.ceil(w / 8), math.ceil(h / 4)), block=(8, 4),
-                        args={"out": np.empty((h, w), np.float32), "a": _image(rng, h, w), "f": f,
-                              "h": h, "w": w}))
+        out.append(
+            Case(
+                grid=(math.ceil(w / 8), math.ceil(h / 4)),
+                block=(8, 4),
+                args={"out": np.empty((h, w), np.float32), "a": _image(rng, h, w), "f": f, "h": h, "w": w},
+            )
+        )
     return out
 
 
 def cases_const(rng):
-    return [Case(grid=(math.ceil(w / 8), math.ceil(h / 4)), block=(8, 4),
-                 args={"out": np.empty((h, w), np.float32), "a": _image(rng, h, w), "h": h, "w": w})
-            for h, w in SHAPES]
+    return [
+        Case(
+            grid=(math.ceil(w / 8), math.ceil(h / 4)),
+            block=(8, 4),
+            args={"out": np.empty((h, w), np.float32), "a": _image(rng, h, w), "h": h, "w": w},
+        )
+        for h, w in SHAPES
+    ]
 
 
 def cases_tiled_in(rng):
-    return [Case(grid=(math.ceil(w / OUT_TILE), math.ceil(h / OUT_TILE)), block=(IN_TILE, IN_TILE),
-                 args={"out": np.empty((h, w), np.float32), "a": _image(rng, h, w), "h": h, "w": w})
-            for h, w in SHAPES]
+    return [
+        Case(
+            grid=(math.ceil(w / OUT_TILE), math.ceil(h / OUT_TILE)),
+            block=(IN_TILE, IN_TILE),
+            args={"out": np.empty((h, w), np.float32), "a": _image(rng, h, w), "h": h, "w": w},
+        )
+        for h, w in SHAPES
+    ]
 
 
 def cases_register(rng):
     # 8 x 4 threads, ROWS rows each: blocks cover 8 x 4*ROWS pixels.
-    return [Case(grid=(math.ceil(w / 8), math.ceil(h / (4 * ROWS))), block=(8, 4),
-                 args={"out": np.empty((h, w), np.float32), "a": _image(rng, h, w), "h": h, "w": w})
-            for h, w in SHAPES]
+    return [
+        Case(
+            grid=(math.ceil(w / 8), math.ceil(h / (4 * ROWS))),
+            block=(8, 4),
+            args={"out": np.empty((h, w), np.float32), "a": _image(rng, h, w), "h": h, "w": w},
+        )
+        for h, w in SHAPES
+    ]
 
 
 def cases_tiled_cached(rng):
-    return [Case(grid=(math.ceil(w / TILE), math.ceil(h / TILE)), block=(TILE, TILE),
-                 args={"out": np.empty((h, w), np.float32), "a": _image(rng, h, w), "h": h, "w": w})
-            for h, w in SHAPES]
+    return [
+        Case(
+            grid=(math.ceil(w / TILE), math.ceil(h / TILE)),
+            block=(TILE, TILE),
+            args={"out": np.empty((h, w), np.float32), "a": _image(rng, h, w), "h": h, "w": w},
+        )
+        for h, w in SHAPES
+    ]
 
 
 _COMMON = f"""
@@ -221,86 +244,143 @@ _COMMON = f"""
 `out[r, c] = sum over i, j of f[i, j] * a[r - R + i, c - R + j]`, where pixels outside the image
 count as 0. `cuda.grid(2)` gives `(x, y)`: x is the column, y the row."""
 
-BASIC = """\
+BASIC = (
+    """\
 One thread per output pixel. The thread walks the `FW x FW` window around its pixel, skipping
 window positions that fall outside the image, and writes one sum. Every thread reads the filter
-`f` from global memory and up to `FW * FW` pixels of `a`.""" + _COMMON
+`f` from global memory and up to `FW * FW` pixels of `a`."""
+    + _COMMON
+)
 
-CONST = """\
+CONST = (
+    """\
 The filter is small, never changes during the launch, and every thread reads the same tap at the
 same moment: the pattern **constant memory** serves best. `cuda.const.array_like(FILTER)` copies
 the module-level NumPy array `FILTER` into the kernel's constant bank when Numba compiles it, so
-the kernel has no `f` parameter. The image reads are as before.""" + _COMMON + """
+the kernel has no `f` parameter. The image reads are as before."""
+    + _COMMON
+    + """
 
 Budget per thread: at most `FW * FW` global reads (the filter no longer counts: it is constant
 memory)."""
+)
 
-TILED_IN = f"""\
+TILED_IN = (
+    f"""\
 **Tiling with the input tile.** Each pixel of `a` is needed by up to `FW * FW` threads; load it
 from global memory once per block instead. Blocks are `IN_TILE x IN_TILE` threads
 (`IN_TILE = {IN_TILE}`) but produce only the inner `OUT_TILE x OUT_TILE` outputs
 (`OUT_TILE = IN_TILE - 2*R`); block `(bx, by)` starts at output column `bx * OUT_TILE`. Every
 thread loads one input pixel, halo included, into the shared `tile` (0 for pixels outside the
 image); after a barrier the inner threads compute their output from `tile` alone. The filter is
-the constant `FILTER`, read through `f`.""" + _COMMON + """
+the constant `FILTER`, read through `f`."""
+    + _COMMON
+    + """
 
 Budget per thread: 1 global read, `FW * FW` shared reads."""
+)
 
-TILED_CACHED = f"""\
+TILED_CACHED = (
+    f"""\
 **Tiling with the output tile, halo from the cache.** Blocks are `TILE x TILE` threads
 (`TILE = {TILE}`), one output each, and each thread loads only its own pixel into `tile`. A window
 position that lands inside the tile is read from `tile`; one that lands in the halo (a pixel that
 belongs to a neighbouring block) is read from global memory, where the L1/L2 caches have most likely
 kept it because the neighbouring block loads it too. No thread idles, and the shared tile is
-smaller; the price is a branch per tap.""" + _COMMON + f"""
+smaller; the price is a branch per tap."""
+    + _COMMON
+    + f"""
 
 Budget per thread: at most `FW*FW - (R+1)**2 + 1 = {FW * FW - (R + 1) ** 2 + 1}` global reads
 (its own pixel plus the halo taps a corner thread needs)."""
+)
 
-REGISTER = f"""\
+REGISTER = (
+    f"""\
 **A sliding window in registers** (a worked example, written for the GPU). Each thread computes
 `ROWS = {ROWS}` outputs of one column, rows `row0 .. row0 + ROWS - 1` with
 `row0 = (blockIdx.y * blockDim.y + threadIdx.y) * ROWS`. The 3 x 3 window of pixels lives in nine
 registers; moving down one row loads only the three pixels of the new bottom row (the left and
 right ones are also loaded by the neighbouring lanes, so the L1 cache serves them). The loads use
 clamped indices, always inside the image, and ghost cells are zeroed by multiplying with 0, so no
-branch stands between a thread's loads and the GPU keeps them all in flight.""" + _COMMON + f"""
+branch stands between a thread's loads and the GPU keeps them all in flight."""
+    + _COMMON
+    + f"""
 
 Budget per thread: `3 * (ROWS + 2) = {3 * (ROWS + 2)}` global reads, `ROWS` writes."""
+)
 
 PUZZLES = [
-    Puzzle(name="ch07_conv2d_basic", title="2-D convolution, basic", statement=BASIC,
-           outputs=("out",), spec=spec_basic, cases=cases_basic,
-           reference=conv2d_basic, budget=Budget(global_writes=1), chapter="pmpp-07"),
-    Puzzle(name="ch07_conv2d_const", title="2-D convolution, filter in constant memory", statement=CONST,
-           outputs=("out",), spec=spec_const, cases=cases_const,
-           reference=conv2d_const, budget=Budget(global_reads=FW * FW, global_writes=1),
-           chapter="pmpp-07"),
-    Puzzle(name="ch07_conv2d_tiled_in", title="2-D convolution, tiled (input tile with halo)",
-           statement=TILED_IN, outputs=("out",), spec=spec_const,
-           cases=cases_tiled_in, reference=conv2d_tiled_in,
-           budget=Budget(global_reads=1, global_writes=1, shared_reads=FW * FW,
-                         shared_bytes=IN_TILE * IN_TILE * 4),
-           chapter="pmpp-07",
-           hints=("Thread (tx, ty) loads a[row, col] into tile[ty, tx]; row and col already include the -R.",
-                  "Pixels outside the image still need a value in the tile: the ghost value 0.",
-                  "Only threads with R <= tx < IN_TILE - R (same for ty) own an output, and only if it is "
-                  "inside the image.",
-                  "Output (row, col) reads tile[ty - R + i, tx - R + j].")),
-    Puzzle(name="ch07_conv2d_tiled_cached", title="2-D convolution, tiled (output tile, halo from cache)",
-           statement=TILED_CACHED, outputs=("out",), spec=spec_const,
-           cases=cases_tiled_cached, reference=conv2d_tiled_cached,
-           budget=Budget(global_reads=FW * FW - (R + 1) ** 2 + 1, global_writes=1,
-                         shared_bytes=TILE * TILE * 4),
-           chapter="pmpp-07",
-           hints=("Load your own pixel into tile[ty, tx] (if it is in the image), then wait for the block.",
-                  "For each tap: outside the image contributes 0; inside the tile comes from `tile`; "
-                  "anything else from `a`.",
-                  "Tile coordinates of tap (i, j) are (ty - R + i, tx - R + j).")),
-    Puzzle(name="ch07_conv2d_register", title="2-D convolution, sliding window in registers",
-           statement=REGISTER, outputs=("out",), spec=spec_const,
-           cases=cases_register, reference=conv2d_register,
-           budget=Budget(global_reads=3 * (ROWS + 2), global_writes=ROWS), chapter="pmpp-07"),
+    Puzzle(
+        name="ch07_conv2d_basic",
+        title="2-D convolution, basic",
+        statement=BASIC,
+        outputs=("out",),
+        spec=spec_basic,
+        cases=cases_basic,
+        reference=conv2d_basic,
+        budget=Budget(global_writes=1),
+        chapter="pmpp-07",
+    ),
+    Puzzle(
+        name="ch07_conv2d_const",
+        title="2-D convolution, filter in constant memory",
+        statement=CONST,
+        outputs=("out",),
+        spec=spec_const,
+        cases=cases_const,
+        reference=conv2d_const,
+        budget=Budget(global_reads=FW * FW, global_writes=1),
+        chapter="pmpp-07",
+    ),
+    Puzzle(
+        name="ch07_conv2d_tiled_in",
+        title="2-D convolution, tiled (input tile with halo)",
+        statement=TILED_IN,
+        outputs=("out",),
+        spec=spec_const,
+        cases=cases_tiled_in,
+        reference=conv2d_tiled_in,
+        budget=Budget(
+            global_reads=1, global_writes=1, shared_reads=FW * FW, shared_bytes=IN_TILE * IN_TILE * 4
+        ),
+        chapter="pmpp-07",
+        hints=(
+            "Thread (tx, ty) loads a[row, col] into tile[ty, tx]; row and col already include the -R.",
+            "Pixels outside the image still need a value in the tile: the ghost value 0.",
+            "Only threads with R <= tx < IN_TILE - R (same for ty) own an output, and only if it is "
+            "inside the image.",
+            "Output (row, col) reads tile[ty - R + i, tx - R + j].",
+        ),
+    ),
+    Puzzle(
+        name="ch07_conv2d_tiled_cached",
+        title="2-D convolution, tiled (output tile, halo from cache)",
+        statement=TILED_CACHED,
+        outputs=("out",),
+        spec=spec_const,
+        cases=cases_tiled_cached,
+        reference=conv2d_tiled_cached,
+        budget=Budget(global_reads=FW * FW - (R + 1) ** 2 + 1, global_writes=1, shared_bytes=TILE * TILE * 4),
+        chapter="pmpp-07",
+        hints=(
+            "Load your own pixel into tile[ty, tx] (if it is in the image), then wait for the block.",
+            "For each tap: outside the image contributes 0; inside the tile comes from `tile`; "
+            "anything else from `a`.",
+            "Tile coordinates of tap (i, j) are (ty - R + i, tx - R + j).",
+        ),
+    ),
+    Puzzle(
+        name="ch07_conv2d_register",
+        title="2-D convolution, sliding window in registers",
+        statement=REGISTER,
+        outputs=("out",),
+        spec=spec_const,
+        cases=cases_register,
+        reference=conv2d_register,
+        budget=Budget(global_reads=3 * (ROWS + 2), global_writes=ROWS),
+        chapter="pmpp-07",
+    ),
 ]
 
 
@@ -324,6 +404,7 @@ def variants():
                 kernel[grid, (32, 8)](out, a, f, h, w)
             else:
                 kernel[grid, (32, 8)](out, a, h, w)
+
         return launch
 
     def launch_in(out, a, f):
@@ -339,9 +420,13 @@ def variants():
         h, w = a.shape
         register[(math.ceil(w / 32), math.ceil(h / (8 * GPU_ROWS))), (32, 8)](out, a, h, w)
 
-    return {"ch07_conv2d_basic": flat(conv2d_basic, True), "ch07_conv2d_const": flat(conv2d_const, False),
-            "ch07_conv2d_tiled_in": launch_in, "ch07_conv2d_tiled_cached": launch_cached,
-            "ch07_conv2d_register": launch_register}
+    return {
+        "ch07_conv2d_basic": flat(conv2d_basic, True),
+        "ch07_conv2d_const": flat(conv2d_const, False),
+        "ch07_conv2d_tiled_in": launch_in,
+        "ch07_conv2d_tiled_cached": launch_cached,
+        "ch07_conv2d_register": launch_register,
+    }
 
 
 def validate_variants(shapes=((1000, 1333), (45, 37)), seed=1):
@@ -352,7 +437,9 @@ def validate_variants(shapes=((1000, 1333), (45, 37)), seed=1):
             a = rng.standard_normal((h, w)).astype(np.float32)
             d_out = cuda.device_array((h, w), np.float32)
             launch(d_out, cuda.to_device(a), d_f)
-            timing.validate(f"{name} ({h}x{w})", d_out.copy_to_host(), conv2d(a, FILTER), rtol=1e-4, atol=1e-4)
+            timing.validate(
+                f"{name} ({h}x{w})", d_out.copy_to_host(), conv2d(a, FILTER), rtol=1e-4, atol=1e-4
+            )
 
 
 def benchmark(scale: float = 1.0):
@@ -366,9 +453,12 @@ def benchmark(scale: float = 1.0):
     a = cuda.to_device(np.random.default_rng(2).standard_normal((h, w)).astype(np.float32))
     f = cuda.to_device(FILTER)
     out = cuda.device_array((h, w), np.float32)
-    rows = [timing.Measurement(name, timing.time_gpu(lambda launch=launch: launch(out, a, f)),
-                              bytes=2 * h * w * 4)
-            for name, launch in variants().items()]
+    rows = [
+        timing.Measurement(
+            name, timing.time_gpu(lambda launch=launch: launch(out, a, f)), bytes=2 * h * w * 4
+        )
+        for name, launch in variants().items()
+    ]
     rows.append(timing.copy_ceiling(h * w * 4))
     return rows
 

@@ -10,6 +10,7 @@ Arrays are indexed a[z, y, x] (x fastest); interior points get
 out = C0*a + CXM*west + CXP*east + CYM*south + CYP*north + CZM*below + CZP*above,
 boundary points keep their input value (a fixed boundary condition).
 """
+
 import math
 
 import numpy as np
@@ -26,9 +27,9 @@ CXM, CXP = np.float32(0.0625), np.float32(-0.125)
 CYM, CYP = np.float32(0.1875), np.float32(-0.25)
 CZM, CZP = np.float32(0.3125), np.float32(-0.375)
 COEFFS = (C0, CXM, CXP, CYM, CYP, CZM, CZP)
-IN_TILE = 6                 # shared: IN_TILE^3 threads per block; coarse/register: IN_TILE^2 (32 on a GPU)
-OUT_TILE = IN_TILE - 2      # outputs per block along each tiled axis
-Z_STEPS = 4                 # coarse/register: z planes each block computes
+IN_TILE = 6  # shared: IN_TILE^3 threads per block; coarse/register: IN_TILE^2 (32 on a GPU)
+OUT_TILE = IN_TILE - 2  # outputs per block along each tiled axis
+Z_STEPS = 4  # coarse/register: z planes each block computes
 
 
 @cuda.jit
@@ -38,10 +39,15 @@ def stencil_basic(out, a, nz, ny, nx):
     z = cuda.blockIdx.z * cuda.blockDim.z + cuda.threadIdx.z
     if z < nz and y < ny and x < nx:
         if 1 <= z < nz - 1 and 1 <= y < ny - 1 and 1 <= x < nx - 1:
-            out[z, y, x] = (C0 * a[z, y, x]
-                            + CXM * a[z, y, x - 1] + CXP * a[z, y, x + 1]
-                            + CYM * a[z, y - 1, x] + CYP * a[z, y + 1, x]
-                            + CZM * a[z - 1, y, x] + CZP * a[z + 1, y, x])
+            out[z, y, x] = (
+                C0 * a[z, y, x]
+                + CXM * a[z, y, x - 1]
+                + CXP * a[z, y, x + 1]
+                + CYM * a[z, y - 1, x]
+                + CYP * a[z, y + 1, x]
+                + CZM * a[z - 1, y, x]
+                + CZP * a[z + 1, y, x]
+            )
         else:
             out[z, y, x] = a[z, y, x]
 
@@ -63,10 +69,15 @@ def stencil_shared(out, a, nz, ny, nx):
     inner = 1 <= tx <= OUT_TILE and 1 <= ty <= OUT_TILE and 1 <= tz <= OUT_TILE
     if inner and z < nz and y < ny and x < nx:
         if 1 <= z < nz - 1 and 1 <= y < ny - 1 and 1 <= x < nx - 1:
-            out[z, y, x] = (C0 * tile[tz, ty, tx]
-                            + CXM * tile[tz, ty, tx - 1] + CXP * tile[tz, ty, tx + 1]
-                            + CYM * tile[tz, ty - 1, tx] + CYP * tile[tz, ty + 1, tx]
-                            + CZM * tile[tz - 1, ty, tx] + CZP * tile[tz + 1, ty, tx])
+            out[z, y, x] = (
+                C0 * tile[tz, ty, tx]
+                + CXM * tile[tz, ty, tx - 1]
+                + CXP * tile[tz, ty, tx + 1]
+                + CYM * tile[tz, ty - 1, tx]
+                + CYP * tile[tz, ty + 1, tx]
+                + CZM * tile[tz - 1, ty, tx]
+                + CZP * tile[tz + 1, ty, tx]
+            )
         else:
             out[z, y, x] = tile[tz, ty, tx]
     ### END SOLUTION
@@ -88,19 +99,24 @@ def stencil_coarse(out, a, nz, ny, nx):
         below[ty, tx] = a[z0 - 1, y, x]
     if in_plane:
         here[ty, tx] = a[z0, y, x]
-    for z in range(z0, min(z0 + Z_STEPS, nz)):      # same trip count for the whole block
+    for z in range(z0, min(z0 + Z_STEPS, nz)):  # same trip count for the whole block
         if in_plane and z + 1 < nz:
             above[ty, tx] = a[z + 1, y, x]
         cuda.syncthreads()
         if owner:
             if 1 <= z < nz - 1 and 1 <= y < ny - 1 and 1 <= x < nx - 1:
-                out[z, y, x] = (C0 * here[ty, tx]
-                                + CXM * here[ty, tx - 1] + CXP * here[ty, tx + 1]
-                                + CYM * here[ty - 1, tx] + CYP * here[ty + 1, tx]
-                                + CZM * below[ty, tx] + CZP * above[ty, tx])
+                out[z, y, x] = (
+                    C0 * here[ty, tx]
+                    + CXM * here[ty, tx - 1]
+                    + CXP * here[ty, tx + 1]
+                    + CYM * here[ty - 1, tx]
+                    + CYP * here[ty + 1, tx]
+                    + CZM * below[ty, tx]
+                    + CZP * above[ty, tx]
+                )
             else:
                 out[z, y, x] = here[ty, tx]
-        cuda.syncthreads()          # everyone is done with the planes before they move down
+        cuda.syncthreads()  # everyone is done with the planes before they move down
         if in_plane and z + 1 < nz:
             below[ty, tx] = here[ty, tx]
             here[ty, tx] = above[ty, tx]
@@ -131,10 +147,15 @@ def stencil_register(out, a, nz, ny, nx):
         cuda.syncthreads()
         if owner:
             if 1 <= z < nz - 1 and 1 <= y < ny - 1 and 1 <= x < nx - 1:
-                out[z, y, x] = (C0 * here
-                                + CXM * here_s[ty, tx - 1] + CXP * here_s[ty, tx + 1]
-                                + CYM * here_s[ty - 1, tx] + CYP * here_s[ty + 1, tx]
-                                + CZM * below + CZP * above)
+                out[z, y, x] = (
+                    C0 * here
+                    + CXM * here_s[ty, tx - 1]
+                    + CXP * here_s[ty, tx + 1]
+                    + CYM * here_s[ty - 1, tx]
+                    + CYP * here_s[ty + 1, tx]
+                    + CZM * below
+                    + CZP * above
+                )
             else:
                 out[z, y, x] = here
         cuda.syncthreads()
@@ -151,10 +172,15 @@ def stencil(a):
     C0, CXM, CXP, CYM, CYP, CZM, CZP = map(float, COEFFS)
     out = a64.copy()
     c = a64[1:-1, 1:-1, 1:-1]
-    out[1:-1, 1:-1, 1:-1] = (C0 * c
-                             + CXM * a64[1:-1, 1:-1, :-2] + CXP * a64[1:-1, 1:-1, 2:]
-                             + CYM * a64[1:-1, :-2, 1:-1] + CYP * a64[1:-1, 2:, 1:-1]
-                             + CZM * a64[:-2, 1:-1, 1:-1] + CZP * a64[2:, 1:-1, 1:-1])
+    out[1:-1, 1:-1, 1:-1] = (
+        C0 * c
+        + CXM * a64[1:-1, 1:-1, :-2]
+        + CXP * a64[1:-1, 1:-1, 2:]
+        + CYM * a64[1:-1, :-2, 1:-1]
+        + CYP * a64[1:-1, 2:, 1:-1]
+        + CZM * a64[:-2, 1:-1, 1:-1]
+        + CZP * a64[2:, 1:-1, 1:-1]
+    )
     return out.astype(np.float32)
 
 
@@ -162,29 +188,52 @@ def spec(a, nz, ny, nx):
     return stencil(a)
 
 
-SHAPES = ((5, 7, 10), (3, 4, 5), (9, 6, 5), (4, 9, 7), (7, 5, 13))     # (nz, ny, nx)
+SHAPES = ((5, 7, 10), (3, 4, 5), (9, 6, 5), (4, 9, 7), (7, 5, 13))  # (nz, ny, nx)
 
 
 def _args(rng, shape):
     nz, ny, nx = shape
-    return {"out": np.empty(shape, np.float32), "a": rng.uniform(-10, 10, shape).astype(np.float32),
-            "nz": nz, "ny": ny, "nx": nx}
+    return {
+        "out": np.empty(shape, np.float32),
+        "a": rng.uniform(-10, 10, shape).astype(np.float32),
+        "nz": nz,
+        "ny": ny,
+        "nx": nx,
+    }
 
 
 def cases_basic(rng):
     block = (8, 4, 2)
-    return [Case(grid=(math.ceil(nx / 8), math.ceil(ny / 4), math.ceil(nz / 2)), block=block,
-                 args=_args(rng, (nz, ny, nx))) for nz, ny, nx in SHAPES]
+    return [
+        Case(
+            grid=(math.ceil(nx / 8), math.ceil(ny / 4), math.ceil(nz / 2)),
+            block=block,
+            args=_args(rng, (nz, ny, nx)),
+        )
+        for nz, ny, nx in SHAPES
+    ]
 
 
 def cases_shared(rng):
-    return [Case(grid=(math.ceil(nx / OUT_TILE), math.ceil(ny / OUT_TILE), math.ceil(nz / OUT_TILE)),
-                 block=(IN_TILE, IN_TILE, IN_TILE), args=_args(rng, (nz, ny, nx))) for nz, ny, nx in SHAPES]
+    return [
+        Case(
+            grid=(math.ceil(nx / OUT_TILE), math.ceil(ny / OUT_TILE), math.ceil(nz / OUT_TILE)),
+            block=(IN_TILE, IN_TILE, IN_TILE),
+            args=_args(rng, (nz, ny, nx)),
+        )
+        for nz, ny, nx in SHAPES
+    ]
 
 
 def cases_march(rng):
-    return [Case(grid=(math.ceil(nx / OUT_TILE), math.ceil(ny / OUT_TILE), math.ceil(nz / Z_STEPS)),
-                 block=(IN_TILE, IN_TILE), args=_args(rng, (nz, ny, nx))) for nz, ny, nx in SHAPES]
+    return [
+        Case(
+            grid=(math.ceil(nx / OUT_TILE), math.ceil(ny / OUT_TILE), math.ceil(nz / Z_STEPS)),
+            block=(IN_TILE, IN_TILE),
+            args=_args(rng, (nz, ny, nx)),
+        )
+        for nz, ny, nx in SHAPES
+    ]
 
 
 _COMMON = """
@@ -195,12 +244,16 @@ _COMMON = """
 + CZM*a[z-1,y,x] + CZP*a[z+1,y,x]`; a boundary point keeps its value: `out[z,y,x] = a[z,y,x]`.
 The coefficients are module constants."""
 
-BASIC = """\
+BASIC = (
+    """\
 One thread per grid point, 3-D blocks and grid. Each interior thread reads its point and six
 neighbours straight from global memory: seven loads for one multiply-add chain. Neighbouring
-threads load the same values again; the caches absorb some of that, not all.""" + _COMMON
+threads load the same values again; the caches absorb some of that, not all."""
+    + _COMMON
+)
 
-SHARED = f"""\
+SHARED = (
+    f"""\
 **Shared-memory tiling.** Blocks are `IN_TILE^3` threads (`IN_TILE = {IN_TILE}`) and step by
 `OUT_TILE = IN_TILE - 2`: block `(bx, by, bz)` owns outputs from `x = bx*OUT_TILE` (and so on)
 and its outermost layer of threads loads the one-point halo. Every thread loads at most one point
@@ -208,70 +261,112 @@ of `a` into the shared `tile` (points outside the grid are not needed by anyone)
 the inner `OUT_TILE^3` threads compute their outputs from `tile` alone.
 
 The catch, which the next two versions fix: with small 3-D tiles the halo is a large share of the
-tile (here {IN_TILE ** 3 - OUT_TILE ** 3} of {IN_TILE ** 3} threads only load), and a 3-D tile
-worth having needs more threads than a block may hold.""" + _COMMON + """
+tile (here {IN_TILE**3 - OUT_TILE**3} of {IN_TILE**3} threads only load), and a 3-D tile
+worth having needs more threads than a block may hold."""
+    + _COMMON
+    + """
 
 Budget per thread: 1 global read, 7 shared reads."""
+)
 
-COARSE = f"""\
+COARSE = (
+    f"""\
 **Thread coarsening along z.** Blocks are 2-D, `IN_TILE x IN_TILE` threads, and each block computes
 `Z_STEPS = {Z_STEPS}` planes of its `OUT_TILE x OUT_TILE` column, starting at `z0 = bz * Z_STEPS`.
 Three shared planes `below`, `here`, `above` hold z-1, z and z+1; each step loads only the new
 `above` plane, computes plane z, and shifts the planes down. The halo is now paid once per
-column of planes instead of once per small cube.""" + _COMMON + f"""
+column of planes instead of once per small cube."""
+    + _COMMON
+    + f"""
 
 Budget per thread: `Z_STEPS + 2 = {Z_STEPS + 2}` global reads."""
+)
 
-REGISTER = f"""\
+REGISTER = (
+    f"""\
 **Register tiling.** In the coarsened kernel, only the `here` plane is read by neighbouring
 threads; `below[ty, tx]` and `above[ty, tx]` are read only by thread `(tx, ty)` itself. Keep those
 two in registers (the scalars `below`, `above`) and only `here` in shared memory (`here_s`): a third
 of the shared memory, and fewer shared loads. Same geometry as the coarsened kernel: `IN_TILE x
-IN_TILE` threads per block, `Z_STEPS = {Z_STEPS}` planes per block from `z0 = bz * Z_STEPS`.""" \
-    + _COMMON + f"""
+IN_TILE` threads per block, `Z_STEPS = {Z_STEPS}` planes per block from `z0 = bz * Z_STEPS`."""
+    + _COMMON
+    + f"""
 
 Budget per thread: `Z_STEPS + 2 = {Z_STEPS + 2}` global reads, `4 * Z_STEPS` shared reads, one
 `IN_TILE x IN_TILE` float32 plane of shared memory."""
+)
 
 PUZZLES = [
-    Puzzle(name="ch08_stencil_basic", title="3-D seven-point stencil, basic", statement=BASIC,
-           outputs=("out",), spec=spec, cases=cases_basic,
-           reference=stencil_basic, budget=Budget(global_reads=7, global_writes=1), chapter="pmpp-08"),
-    Puzzle(name="ch08_stencil_shared", title="3-D stencil, shared-memory tiling", statement=SHARED,
-           outputs=("out",), spec=spec, cases=cases_shared,
-           reference=stencil_shared,
-           budget=Budget(global_reads=1, global_writes=1, shared_reads=7,
-                         shared_bytes=IN_TILE ** 3 * 4),
-           chapter="pmpp-08",
-           hints=("Load a[z, y, x] into tile[tz, ty, tx] when (z, y, x) is inside the grid.",
-                  "Only threads with 1 <= tx, ty, tz <= OUT_TILE write, and only points inside the grid.",
-                  "Neighbours are one step away in the tile too: tile[tz, ty, tx - 1] is the west one.",
-                  "A boundary point copies its own value, which is also in the tile.")),
-    Puzzle(name="ch08_stencil_coarse", title="3-D stencil, coarsened along z", statement=COARSE,
-           outputs=("out",), spec=spec, cases=cases_march,
-           reference=stencil_coarse,
-           budget=Budget(global_reads=Z_STEPS + 2, global_writes=Z_STEPS,
-                         shared_bytes=3 * IN_TILE * IN_TILE * 4),
-           chapter="pmpp-08"),
-    Puzzle(name="ch08_stencil_register", title="3-D stencil, register tiling", statement=REGISTER,
-           outputs=("out",), spec=spec, cases=cases_march,
-           reference=stencil_register,
-           budget=Budget(global_reads=Z_STEPS + 2, global_writes=Z_STEPS, shared_reads=4 * Z_STEPS,
-                         shared_bytes=IN_TILE * IN_TILE * 4),
-           chapter="pmpp-08",
-           hints=("Start from the coarsened kernel; replace the shared planes `below` and `above` "
-                  "by the scalar variables.",
-                  "`here` is needed both as a register (your own value) and in `here_s` (for the "
-                  "neighbours).",
-                  "After the second barrier: below = here, here = above, and store the new `here` in "
-                  "`here_s`.")),
+    Puzzle(
+        name="ch08_stencil_basic",
+        title="3-D seven-point stencil, basic",
+        statement=BASIC,
+        outputs=("out",),
+        spec=spec,
+        cases=cases_basic,
+        reference=stencil_basic,
+        budget=Budget(global_reads=7, global_writes=1),
+        chapter="pmpp-08",
+    ),
+    Puzzle(
+        name="ch08_stencil_shared",
+        title="3-D stencil, shared-memory tiling",
+        statement=SHARED,
+        outputs=("out",),
+        spec=spec,
+        cases=cases_shared,
+        reference=stencil_shared,
+        budget=Budget(global_reads=1, global_writes=1, shared_reads=7, shared_bytes=IN_TILE**3 * 4),
+        chapter="pmpp-08",
+        hints=(
+            "Load a[z, y, x] into tile[tz, ty, tx] when (z, y, x) is inside the grid.",
+            "Only threads with 1 <= tx, ty, tz <= OUT_TILE write, and only points inside the grid.",
+            "Neighbours are one step away in the tile too: tile[tz, ty, tx - 1] is the west one.",
+            "A boundary point copies its own value, which is also in the tile.",
+        ),
+    ),
+    Puzzle(
+        name="ch08_stencil_coarse",
+        title="3-D stencil, coarsened along z",
+        statement=COARSE,
+        outputs=("out",),
+        spec=spec,
+        cases=cases_march,
+        reference=stencil_coarse,
+        budget=Budget(
+            global_reads=Z_STEPS + 2, global_writes=Z_STEPS, shared_bytes=3 * IN_TILE * IN_TILE * 4
+        ),
+        chapter="pmpp-08",
+    ),
+    Puzzle(
+        name="ch08_stencil_register",
+        title="3-D stencil, register tiling",
+        statement=REGISTER,
+        outputs=("out",),
+        spec=spec,
+        cases=cases_march,
+        reference=stencil_register,
+        budget=Budget(
+            global_reads=Z_STEPS + 2,
+            global_writes=Z_STEPS,
+            shared_reads=4 * Z_STEPS,
+            shared_bytes=IN_TILE * IN_TILE * 4,
+        ),
+        chapter="pmpp-08",
+        hints=(
+            "Start from the coarsened kernel; replace the shared planes `below` and `above` "
+            "by the scalar variables.",
+            "`here` is needed both as a register (your own value) and in `here_s` (for the neighbours).",
+            "After the second barrier: below = here, here = above, and store the new `here` in `here_s`.",
+        ),
+    ),
 ]
 
 
 # ---------------------------------------------------------------------------- GPU benchmark
 
-GPU_SHARED_TILE = 8                     # 8^3 = 512 threads: a 3-D tile cannot grow much more
-GPU_PLANE_TILE, GPU_Z_STEPS = 32, 32    # coarse/register: 32 x 32 threads, 32 planes per block
+GPU_SHARED_TILE = 8  # 8^3 = 512 threads: a 3-D tile cannot grow much more
+GPU_PLANE_TILE, GPU_Z_STEPS = 32, 32  # coarse/register: 32 x 32 threads, 32 planes per block
 
 
 def variants():
@@ -294,11 +389,17 @@ def variants():
             nz, ny, nx = a.shape
             o, t = GPU_PLANE_TILE - 2, GPU_PLANE_TILE
             kernel[(math.ceil(nx / o), math.ceil(ny / o), math.ceil(nz / GPU_Z_STEPS)), (t, t)](
-                out, a, nz, ny, nx)
+                out, a, nz, ny, nx
+            )
+
         return launch
 
-    return {"ch08_stencil_basic": launch_basic, "ch08_stencil_shared": launch_shared,
-            "ch08_stencil_coarse": march(coarse), "ch08_stencil_register": march(register)}
+    return {
+        "ch08_stencil_basic": launch_basic,
+        "ch08_stencil_shared": launch_shared,
+        "ch08_stencil_coarse": march(coarse),
+        "ch08_stencil_register": march(register),
+    }
 
 
 def validate_variants(shapes=((70, 45, 101), (5, 9, 40)), seed=1):
@@ -317,13 +418,15 @@ def benchmark(scale: float = 1.0):
     if reason:
         raise RuntimeError(reason)
     validate_variants()
-    n = max(16, round(408 * scale ** (1 / 3)))      # 408^3 floats x 4 bytes = 259 MiB
+    n = max(16, round(408 * scale ** (1 / 3)))  # 408^3 floats x 4 bytes = 259 MiB
     shape = (n, n, n + 8)
     a = cuda.to_device(np.random.default_rng(2).standard_normal(shape).astype(np.float32))
     out = cuda.device_array(shape, np.float32)
     nbytes = int(np.prod(shape)) * 4
-    rows = [timing.Measurement(name, timing.time_gpu(lambda launch=launch: launch(out, a)), bytes=2 * nbytes)
-            for name, launch in variants().items()]
+    rows = [
+        timing.Measurement(name, timing.time_gpu(lambda launch=launch: launch(out, a)), bytes=2 * nbytes)
+        for name, launch in variants().items()
+    ]
     rows.append(timing.copy_ceiling(nbytes))
     return rows
 

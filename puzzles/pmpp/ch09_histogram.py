@@ -13,6 +13,7 @@ The book counts letters of a text; here the data are int32 values in [0, MAX_VAL
 and bin b counts the values in [b * BIN_WIDTH, (b + 1) * BIN_WIDTH). Four-byte
 elements let a simple kernel keep enough bytes in flight to stream at full speed.
 """
+
 import math
 
 import numpy as np
@@ -27,8 +28,8 @@ __all__ = ["NUM_BINS", "BIN_WIDTH", "CFACTOR", "UNROLL"]
 NUM_BINS = 64
 BIN_WIDTH = 16
 MAX_VALUE = NUM_BINS * BIN_WIDTH
-CFACTOR = 4         # contiguous coarsening: elements per thread
-UNROLL = 4          # unrolled: loads in flight per thread per trip
+CFACTOR = 4  # contiguous coarsening: elements per thread
+UNROLL = 4  # unrolled: loads in flight per thread per trip
 
 
 @cuda.jit
@@ -50,7 +51,7 @@ def hist_private_global(hist, priv, data, n):
         count = priv[blk, b]
         if count > 0:
             cuda.atomic.add(hist, b, count)
-        priv[blk, b] = 0        # hand the scratch back zeroed, ready for the next launch
+        priv[blk, b] = 0  # hand the scratch back zeroed, ready for the next launch
 
 
 @cuda.jit
@@ -115,8 +116,8 @@ def hist_aggregated(hist, data, n):
         hist_s[b] = 0
     cuda.syncthreads()
     ### BEGIN SOLUTION
-    prev = -1           # the bin of the current run (none yet)
-    run = 0             # its length so far
+    prev = -1  # the bin of the current run (none yet)
+    run = 0  # its length so far
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
         b = data[i] // BIN_WIDTH
         if b == prev:
@@ -139,7 +140,7 @@ def hist_aggregated(hist, data, n):
 @cuda.jit
 def hist_unrolled(hist, data, n):
     hist_s = cuda.shared.array(NUM_BINS, int32)
-    v = cuda.local.array(UNROLL, int32)     # registers: the loops over UNROLL unroll
+    v = cuda.local.array(UNROLL, int32)  # registers: the loops over UNROLL unroll
     t = cuda.threadIdx.x
     for b in range(t, NUM_BINS, cuda.blockDim.x):
         hist_s[b] = 0
@@ -149,7 +150,7 @@ def hist_unrolled(hist, data, n):
     # UNROLL times the bytes in flight per thread of the plain grid-stride loop.
     for i in range(cuda.grid(1), n, UNROLL * stride):
         if i + (UNROLL - 1) * stride < n:
-            for k in range(UNROLL):         # a whole trip: no bounds tests between the loads
+            for k in range(UNROLL):  # a whole trip: no bounds tests between the loads
                 v[k] = data[i + k * stride]
             for k in range(UNROLL):
                 cuda.atomic.add(hist_s, v[k] // BIN_WIDTH, 1)
@@ -181,14 +182,19 @@ def _data(rng, n):
     return np.concatenate([runs, uniform]).astype(np.int32)
 
 
-SIZES = (300, 45, 1000, 777, 130)       # never a multiple of the block; 45 < 64
+SIZES = (300, 45, 1000, 777, 130)  # never a multiple of the block; 45 < 64
 
 
 def _cases(rng, grid_of, block=(64, 32, 64, 48, 32)):
     out = []
     for n, threads in zip(SIZES, block):
-        out.append(Case(grid=grid_of(n, threads), block=threads,
-                        args={"hist": np.empty(NUM_BINS, np.int32), "data": _data(rng, n), "n": n}))
+        out.append(
+            Case(
+                grid=grid_of(n, threads),
+                block=threads,
+                args={"hist": np.empty(NUM_BINS, np.int32), "data": _data(rng, n), "n": n},
+            )
+        )
     return out
 
 
@@ -226,90 +232,181 @@ _FLUSH = f"""
 At the end each block adds its private counts into `hist` with at most one global atomic per
 bin. Budget: at most `NUM_BINS = {NUM_BINS}` global atomics per block."""
 
-ATOMIC = """\
+ATOMIC = (
+    """\
 One thread per element, each adding 1 to its element's bin in global memory. The add must be
 **atomic**: `hist[b] += 1` is a read, an add and a write, and two threads doing it at once lose
 one count. `cuda.atomic.add(hist, b, 1)` does all three as one indivisible step. Correct, but all
-threads of the grid queue on the same `NUM_BINS` counters.""" + _COMMON
+threads of the grid queue on the same `NUM_BINS` counters."""
+    + _COMMON
+)
 
-PRIVATE_GLOBAL = """\
+PRIVATE_GLOBAL = (
+    """\
 **Privatisation.** Give every block its own copy of the histogram, row `blockIdx.x` of the scratch
 array `priv` (zero at the start), so that only the threads of one block contend for a counter.
 After a barrier the block adds its row into `hist`, one atomic per non-zero bin, and sets the row
-back to zero so the scratch is ready for the next launch without a separate clearing step.""" + _COMMON
+back to zero so the scratch is ready for the next launch without a separate clearing step."""
+    + _COMMON
+)
 
-PRIVATE_SHARED = """\
+PRIVATE_SHARED = (
+    """\
 **Privatisation in shared memory.** The block's private histogram now lives in a shared array
 `hist_s`: shared atomics are far cheaper than global ones and the private copy never leaves the
 SM. Three phases with a barrier between each: the block's threads zero `hist_s` (a loop, since
 there may be fewer threads than bins), every thread adds its element into `hist_s` atomically,
-then the block flushes `hist_s` into `hist`.""" + _COMMON + _FLUSH
+then the block flushes `hist_s` into `hist`."""
+    + _COMMON
+    + _FLUSH
+)
 
-CONTIGUOUS = f"""\
+CONTIGUOUS = (
+    f"""\
 **Coarsening, contiguous.** Fewer threads, each counting `CFACTOR = {CFACTOR}` neighbouring
 elements `[i*CFACTOR, (i+1)*CFACTOR)` (with `i = cuda.grid(1)`): the private histogram is zeroed
 and flushed once per `CFACTOR` times as many elements. But in each step the lanes of a warp read
 addresses `CFACTOR` elements apart: on a GPU that wastes most of each memory transaction
-(look at the coalescing view).""" + _COMMON + _FLUSH
+(look at the coalescing view)."""
+    + _COMMON
+    + _FLUSH
+)
 
-INTERLEAVED = """\
+INTERLEAVED = (
+    """\
 **Coarsening, interleaved.** Launch a fixed, modest number of blocks and let each thread walk the
 data with a grid-stride loop: element `i`, `i + gridsize`, `i + 2*gridsize`... In each step the
 lanes of a warp read neighbouring elements (coalesced), and the number of blocks no longer
-depends on `n`. Fill in the counting loop; zeroing and flushing are given.""" + _COMMON + _FLUSH
+depends on `n`. Fill in the counting loop; zeroing and flushing are given."""
+    + _COMMON
+    + _FLUSH
+)
 
-AGGREGATED = """\
+AGGREGATED = (
+    """\
 **Aggregation.** When the data has long runs of values in the same bin (images with flat regions,
 sorted data), a thread keeps adding 1 to the same shared counter, and the atomics on one address
 serialise. Count the current run in a register instead: while the bin stays the same, `run += 1`;
 when it changes (and once at the end), add the whole run with one atomic. Use the interleaved
-loop.""" + _COMMON + _FLUSH
+loop."""
+    + _COMMON
+    + _FLUSH
+)
 
-UNROLLED = """\
+UNROLLED = (
+    """\
 **Coarsening for memory-level parallelism** (a worked example, written for the GPU). In the
 interleaved loop each thread loads one element and then waits for it before its atomic: one
 element in flight per thread, too few bytes in flight to keep a modern GPU's memory busy. This
 version loads `UNROLL = 4` elements (a whole trip of the loop, `stride` apart so each load stays
 coalesced) before the first atomic needs any of them; only the last, partial trip tests each
-index.""" + _COMMON + _FLUSH
+index."""
+    + _COMMON
+    + _FLUSH
+)
 
 _PRIVATE = Budget(global_atomics_per_block=NUM_BINS, shared_bytes=NUM_BINS * 4)
 
 PUZZLES = [
-    Puzzle(name="ch09_hist_atomic", title="Histogram, global atomics", statement=ATOMIC,
-           outputs=("hist",), spec=spec, cases=cases_one_each,
-           reference=hist_atomic, zeroed=("hist",), budget=Budget(global_reads=1), chapter="pmpp-09"),
-    Puzzle(name="ch09_hist_private_global", title="Histogram, privatised in global memory",
-           statement=PRIVATE_GLOBAL, outputs=("hist",),
-           scratch=("priv",), spec=spec, cases=cases_private_global, reference=hist_private_global,
-           zeroed=("hist",), chapter="pmpp-09"),
-    Puzzle(name="ch09_hist_private_shared", title="Histogram, privatised in shared memory",
-           statement=PRIVATE_SHARED, outputs=("hist",), spec=spec,
-           cases=cases_one_each, reference=hist_private_shared, zeroed=("hist",), budget=_PRIVATE,
-           chapter="pmpp-09",
-           hints=("Zero hist_s with `for b in range(t, NUM_BINS, cuda.blockDim.x)`.",
-                  "A barrier after zeroing, and another before the flush.",
-                  "The flush reads hist_s[b] and adds it to hist[b] with cuda.atomic.add: other blocks "
-                  "add to the same bins.")),
-    Puzzle(name="ch09_hist_coarse_contiguous", title="Histogram, coarsened (contiguous)",
-           statement=CONTIGUOUS, outputs=("hist",), spec=spec,
-           cases=cases_contiguous, reference=hist_coarse_contiguous, zeroed=("hist",),
-           budget=Budget(global_atomics_per_block=NUM_BINS, global_reads=CFACTOR), chapter="pmpp-09"),
-    Puzzle(name="ch09_hist_coarse_interleaved", title="Histogram, coarsened (interleaved)",
-           statement=INTERLEAVED, outputs=("hist",), spec=spec,
-           cases=cases_interleaved, reference=hist_coarse_interleaved, zeroed=("hist",), budget=_PRIVATE,
-           chapter="pmpp-09",
-           hints=("`for i in range(cuda.grid(1), n, cuda.gridsize(1)):`",
-                  "The body is the same shared atomic as in the privatised kernel.")),
-    Puzzle(name="ch09_hist_aggregated", title="Histogram, aggregated runs", statement=AGGREGATED,
-           outputs=("hist",), spec=spec, cases=cases_interleaved,
-           reference=hist_aggregated, zeroed=("hist",), budget=_PRIVATE, chapter="pmpp-09",
-           hints=("Two registers: the bin of the current run (start with -1: no bin) and its length.",
-                  "On a change of bin, add the finished run (if any) and start a new one of length 1.",
-                  "After the loop the last run is still unflushed.")),
-    Puzzle(name="ch09_hist_unrolled", title="Histogram, UNROLL loads in flight", statement=UNROLLED,
-           outputs=("hist",), spec=spec, cases=cases_interleaved,
-           reference=hist_unrolled, zeroed=("hist",), budget=_PRIVATE, chapter="pmpp-09"),
+    Puzzle(
+        name="ch09_hist_atomic",
+        title="Histogram, global atomics",
+        statement=ATOMIC,
+        outputs=("hist",),
+        spec=spec,
+        cases=cases_one_each,
+        reference=hist_atomic,
+        zeroed=("hist",),
+        budget=Budget(global_reads=1),
+        chapter="pmpp-09",
+    ),
+    Puzzle(
+        name="ch09_hist_private_global",
+        title="Histogram, privatised in global memory",
+        statement=PRIVATE_GLOBAL,
+        outputs=("hist",),
+        scratch=("priv",),
+        spec=spec,
+        cases=cases_private_global,
+        reference=hist_private_global,
+        zeroed=("hist",),
+        chapter="pmpp-09",
+    ),
+    Puzzle(
+        name="ch09_hist_private_shared",
+        title="Histogram, privatised in shared memory",
+        statement=PRIVATE_SHARED,
+        outputs=("hist",),
+        spec=spec,
+        cases=cases_one_each,
+        reference=hist_private_shared,
+        zeroed=("hist",),
+        budget=_PRIVATE,
+        chapter="pmpp-09",
+        hints=(
+            "Zero hist_s with `for b in range(t, NUM_BINS, cuda.blockDim.x)`.",
+            "A barrier after zeroing, and another before the flush.",
+            "The flush reads hist_s[b] and adds it to hist[b] with cuda.atomic.add: other blocks "
+            "add to the same bins.",
+        ),
+    ),
+    Puzzle(
+        name="ch09_hist_coarse_contiguous",
+        title="Histogram, coarsened (contiguous)",
+        statement=CONTIGUOUS,
+        outputs=("hist",),
+        spec=spec,
+        cases=cases_contiguous,
+        reference=hist_coarse_contiguous,
+        zeroed=("hist",),
+        budget=Budget(global_atomics_per_block=NUM_BINS, global_reads=CFACTOR),
+        chapter="pmpp-09",
+    ),
+    Puzzle(
+        name="ch09_hist_coarse_interleaved",
+        title="Histogram, coarsened (interleaved)",
+        statement=INTERLEAVED,
+        outputs=("hist",),
+        spec=spec,
+        cases=cases_interleaved,
+        reference=hist_coarse_interleaved,
+        zeroed=("hist",),
+        budget=_PRIVATE,
+        chapter="pmpp-09",
+        hints=(
+            "`for i in range(cuda.grid(1), n, cuda.gridsize(1)):`",
+            "The body is the same shared atomic as in the privatised kernel.",
+        ),
+    ),
+    Puzzle(
+        name="ch09_hist_aggregated",
+        title="Histogram, aggregated runs",
+        statement=AGGREGATED,
+        outputs=("hist",),
+        spec=spec,
+        cases=cases_interleaved,
+        reference=hist_aggregated,
+        zeroed=("hist",),
+        budget=_PRIVATE,
+        chapter="pmpp-09",
+        hints=(
+            "Two registers: the bin of the current run (start with -1: no bin) and its length.",
+            "On a change of bin, add the finished run (if any) and start a new one of length 1.",
+            "After the loop the last run is still unflushed.",
+        ),
+    ),
+    Puzzle(
+        name="ch09_hist_unrolled",
+        title="Histogram, UNROLL loads in flight",
+        statement=UNROLLED,
+        outputs=("hist",),
+        spec=spec,
+        cases=cases_interleaved,
+        reference=hist_unrolled,
+        zeroed=("hist",),
+        budget=_PRIVATE,
+        chapter="pmpp-09",
+    ),
 ]
 
 
@@ -317,7 +414,7 @@ PUZZLES = [
 
 GPU_BLOCK = 256
 GPU_CFACTOR = 32
-GPU_UNROLL = 8            # unrolled: eight loads in flight per thread on the GPU
+GPU_UNROLL = 8  # unrolled: eight loads in flight per thread on the GPU
 GPU_UNROLL_BLOCK = 1024  # ... in blocks of 1024, two per SM: a quarter of the blocks merging bins
 
 
@@ -337,6 +434,7 @@ def variants(block=GPU_BLOCK, blocks=None):
         def launch(hist, priv, data):
             n = data.shape[0]
             kernel[math.ceil(n / block), block](hist, data, n)
+
         return launch
 
     def launch_global(hist, priv, data):
@@ -350,6 +448,7 @@ def variants(block=GPU_BLOCK, blocks=None):
     def strided(kernel):
         def launch(hist, priv, data):
             kernel[blocks or _blocks_to_fill(), block](hist, data, data.shape[0])
+
         return launch
 
     def launch_unrolled(hist, priv, data):
@@ -357,13 +456,15 @@ def variants(block=GPU_BLOCK, blocks=None):
         grid = max(1, (blocks or _blocks_to_fill()) * block // GPU_UNROLL_BLOCK)
         unrolled[grid, GPU_UNROLL_BLOCK](hist, data, data.shape[0])
 
-    return {"ch09_hist_atomic": (one_each(hist_atomic), True),
-            "ch09_hist_private_global": (launch_global, True),
-            "ch09_hist_private_shared": (one_each(hist_private_shared), False),
-            "ch09_hist_coarse_contiguous": (launch_contiguous, False),
-            "ch09_hist_coarse_interleaved": (strided(hist_coarse_interleaved), False),
-            "ch09_hist_aggregated": (strided(hist_aggregated), False),
-            "ch09_hist_unrolled": (launch_unrolled, False)}
+    return {
+        "ch09_hist_atomic": (one_each(hist_atomic), True),
+        "ch09_hist_private_global": (launch_global, True),
+        "ch09_hist_private_shared": (one_each(hist_private_shared), False),
+        "ch09_hist_coarse_contiguous": (launch_contiguous, False),
+        "ch09_hist_coarse_interleaved": (strided(hist_coarse_interleaved), False),
+        "ch09_hist_aggregated": (strided(hist_aggregated), False),
+        "ch09_hist_unrolled": (launch_unrolled, False),
+    }
 
 
 def validate_variants(sizes=(1_000_003, 4099), block=GPU_BLOCK, blocks=None, seed=1):

@@ -10,15 +10,16 @@ The book's first two kernels reduce in place in global memory, overwriting the i
 here never lets a kernel change its input (a learner must be able to rerun a cell), so these
 kernels work on a shared-memory copy from the start.
 """
+
 import numba
 import numpy as np
 from numba import cuda
 
 from helpers.puzzle import Budget, Case, Puzzle
 
-TPB = 16            # threads per block in the puzzles
-SEGMENT = 2 * TPB   # elements one block reduces in the one-block and segmented versions
-COARSE = 2          # coarsened and shuffle versions: loads per thread per round
+TPB = 16  # threads per block in the puzzles
+SEGMENT = 2 * TPB  # elements one block reduces in the one-block and segmented versions
+COARSE = 2  # coarsened and shuffle versions: loads per thread per round
 FULL_MASK = 0xFFFFFFFF
 
 # what `from puzzles.pmpp.ch10_reduction import *` gives a notebook: constants only, never a kernel
@@ -170,6 +171,7 @@ def reduce_shuffle(out, a, n):
 
 # ------------------------------------------------------------------ specs and cases
 
+
 def sum_spec(a, n):
     return np.array([a.astype(np.float64).sum()], np.float32)
 
@@ -195,11 +197,13 @@ def coarsened_cases(rng):
 
 def shuffle_cases(rng):
     # fewer blocks than the data needs: the grid-stride loop must go round; 1, 2 and 3 warps per block
-    return [_case(rng, n, grid, block) for n, grid, block in
-            [(1000, 3, 64), (7, 2, 32), (389, 2, 96), (1201, 4, 64), (64, 1, 32)]]
+    return [
+        _case(rng, n, grid, block)
+        for n, grid, block in [(1000, 3, 64), (7, 2, 32), (389, 2, 96), (1201, 4, 64), (64, 1, 32)]
+    ]
 
 
-_TOL = dict(rtol=1e-5, atol=1e-4)   # float32 sums in another order than NumPy's
+_TOL = dict(rtol=1e-5, atol=1e-4)  # float32 sums in another order than NumPy's
 
 _FIRST_STEP_BUDGET = Budget(global_reads=2, global_writes=1, shared_bytes=TPB * 4)
 
@@ -216,7 +220,8 @@ right.""",
         cases=one_block_cases,
         reference=reduce_simple,
         budget=Budget(global_reads=2, global_writes=1),
-        chapter=CHAPTER, **_TOL,
+        chapter=CHAPTER,
+        **_TOL,
     ),
     Puzzle(
         name="ch10_reduce_convergent",
@@ -236,7 +241,8 @@ stay together at the front, so whole warps go idle instead of every warp running
             "the step before.",
             "Only thread 0 writes out[0], after the last step.",
         ),
-        chapter=CHAPTER, **_TOL,
+        chapter=CHAPTER,
+        **_TOL,
     ),
     Puzzle(
         name="ch10_reduce_shared",
@@ -249,7 +255,8 @@ barrier fewer, and two global reads per thread (enforced).""",
         cases=one_block_cases,
         reference=reduce_shared,
         budget=_FIRST_STEP_BUDGET,
-        chapter=CHAPTER, **_TOL,
+        chapter=CHAPTER,
+        **_TOL,
     ),
     Puzzle(
         name="ch10_reduce_segmented",
@@ -268,7 +275,8 @@ per block, `TPB = {TPB}` floats of shared memory.""",
             "Index the input with the segment start plus t, not t alone.",
             "A plain out[0] += total from every block is a race between blocks: use cuda.atomic.add.",
         ),
-        chapter=CHAPTER, **_TOL,
+        chapter=CHAPTER,
+        **_TOL,
     ),
     Puzzle(
         name="ch10_reduce_coarsened",
@@ -283,7 +291,8 @@ barriers per element.""",
         reference=reduce_coarsened,
         zeroed=("out",),
         budget=Budget(global_reads=2 * COARSE, shared_bytes=TPB * 4, global_atomics_per_block=1),
-        chapter=CHAPTER, **_TOL,
+        chapter=CHAPTER,
+        **_TOL,
     ),
     Puzzle(
         name="ch10_reduce_shuffle",
@@ -305,7 +314,8 @@ shared write, one shared read; one atomic per block. Block sizes are whole warps
             "The number of warps is blockDim.x // 32; lanes past it contribute 0 in the second round.",
             "Barrier between the warp_sums writes and the first warp reading them.",
         ),
-        chapter=CHAPTER, **_TOL,
+        chapter=CHAPTER,
+        **_TOL,
     ),
 ]
 
@@ -324,6 +334,7 @@ def benchmark(scale: float = 1.0):
     """Validate, then time, the any-length reductions. Bytes: the input read once."""
     from helpers import timing
     from helpers.timing import specialize
+
     dev = cuda.get_current_device()
     sms = dev.MULTIPROCESSOR_COUNT
     rng = np.random.default_rng(10)
@@ -340,10 +351,10 @@ def benchmark(scale: float = 1.0):
 
     variants = {}
     for tpb in (256, 1024):
-        variants[("ch10_reduce_segmented", tpb)] = seg_launch(
-            specialize(reduce_segmented, TPB=tpb), tpb)
+        variants[("ch10_reduce_segmented", tpb)] = seg_launch(specialize(reduce_segmented, TPB=tpb), tpb)
         variants[("ch10_reduce_coarsened", tpb)] = coarse_launch(
-            specialize(reduce_coarsened, TPB=tpb, COARSE=8), tpb, 8)
+            specialize(reduce_coarsened, TPB=tpb, COARSE=8), tpb, 8
+        )
     for tpb in (256, 512):
         variants[("ch10_reduce_shuffle", tpb)] = shuffle_launch(specialize(reduce_shuffle, COARSE=8), tpb, 8)
 
@@ -357,7 +368,7 @@ def benchmark(scale: float = 1.0):
             launch(out, d_a)
             timing.validate(f"{name} ({tpb} threads, n={n})", out.copy_to_host(), expected, rtol=0, atol=0)
 
-    n = max(1 << 12, int((64 << 20) * scale))       # 256 MiB of float32 at scale 1
+    n = max(1 << 12, int((64 << 20) * scale))  # 256 MiB of float32 at scale 1
     a = _bench_data(rng, n)
     d_a = cuda.to_device(a)
     expected = np.array([a.astype(np.float64).sum()], np.float32)
@@ -366,9 +377,11 @@ def benchmark(scale: float = 1.0):
     rows = [timing.copy_ceiling(n * 4)]
     best = {}
     for (name, tpb), launch in variants.items():
+
         def run(launch=launch):
-            out.copy_to_device(zero)          # the atomics accumulate: start from 0 each launch
+            out.copy_to_device(zero)  # the atomics accumulate: start from 0 each launch
             launch(out, d_a)
+
         run()
         timing.validate(f"{name} ({tpb} threads)", out.copy_to_host(), expected, rtol=0, atol=0)
         # timed without the 4-byte reset between launches (checked above; the sum's value does not

@@ -8,17 +8,18 @@ look-back) do it in one launch, blocks handing their running totals to their suc
 Inclusive scan: out[i] = a[0] + ... + a[i]. Exclusive: out[i] = a[0] + ... + a[i - 1], out[0] = 0.
 A *section* scan restarts at every section boundary (section = the elements one block owns).
 """
+
 import numba
 import numpy as np
 from numba import cuda
 
 from helpers.puzzle import Case, Puzzle
 
-TPB = 16                 # threads per block; a Kogge-Stone section is TPB elements
-COARSE = 4               # three-phase: elements per thread, section = COARSE * TPB
-LB_TPB = 64              # decoupled look-back: threads per block (whole warps: it shuffles)
-ITEMS = 2                # decoupled look-back: rows of 32 per warp, tile = ITEMS * LB_TPB elements
-BK_SECTION = 2 * TPB     # (shared array shapes must be plain constants, not expressions)
+TPB = 16  # threads per block; a Kogge-Stone section is TPB elements
+COARSE = 4  # three-phase: elements per thread, section = COARSE * TPB
+LB_TPB = 64  # decoupled look-back: threads per block (whole warps: it shuffles)
+ITEMS = 2  # decoupled look-back: rows of 32 per warp, tile = ITEMS * LB_TPB elements
+BK_SECTION = 2 * TPB  # (shared array shapes must be plain constants, not expressions)
 THREE_SECTION = COARSE * TPB
 LB_TILE = ITEMS * LB_TPB
 FULL_MASK = 0xFFFFFFFF
@@ -29,6 +30,7 @@ CHAPTER = "pmpp-11"
 
 
 # ------------------------------------------------------------------ section scans
+
 
 @cuda.jit
 def kogge_stone_scan(out, a, n):
@@ -168,6 +170,7 @@ def three_phase_scan(out, a, n):
 
 # ------------------------------------------------------------------ hierarchical scan, any length
 
+
 @cuda.jit
 def scan_blocks(out, sums, a, n):
     xy = cuda.shared.array(TPB, numba.float32)
@@ -212,9 +215,11 @@ def hierarchical_plan(n, scan_kernel=scan_blocks, add_kernel=add_block_sums, sec
     partial = cuda.device_array(n, np.float32)
     sums = cuda.device_array(blocks, np.float32)
     if blocks == 1:
+
         def run_one(d_a):
             scan_kernel[1, section](partial, sums, d_a, n)
             return partial
+
         return run_one
     inner = hierarchical_plan(blocks, scan_kernel, add_kernel, section)
     out = cuda.device_array(n, np.float32)
@@ -224,6 +229,7 @@ def hierarchical_plan(n, scan_kernel=scan_blocks, add_kernel=add_block_sums, sec
         prefix = inner(sums)
         add_kernel[blocks, section](out, partial, prefix, n)
         return out
+
     return run
 
 
@@ -237,6 +243,7 @@ def hierarchical_scan(a, scan_kernel=scan_blocks, add_kernel=add_block_sums, sec
 
 
 # ------------------------------------------------------------------ single pass
+
 
 @cuda.jit
 def domino_scan(out, flags, carries, counter, a, n):
@@ -284,7 +291,7 @@ def lookback_scan(out, flags, sums, counter, a, n):
     warp_tot = cuda.shared.array(32, numba.float32)
     ticket = cuda.shared.array(1, numba.int32)
     carry_in = cuda.shared.array(1, numba.float32)
-    x = cuda.local.array(ITEMS, numba.float32)      # registers: the loops over ITEMS unroll
+    x = cuda.local.array(ITEMS, numba.float32)  # registers: the loops over ITEMS unroll
     t = cuda.threadIdx.x
     bd = cuda.blockDim.x
     lane = t % 32
@@ -299,7 +306,7 @@ def lookback_scan(out, flags, sums, counter, a, n):
     full = tile * ITEMS * bd + ITEMS * bd <= n
     if full:
         for r in range(ITEMS):
-            x[r] = a[first + r * 32]        # no bounds test: all ITEMS loads in flight together
+            x[r] = a[first + r * 32]  # no bounds test: all ITEMS loads in flight together
     else:
         for r in range(ITEMS):
             x[r] = a[first + r * 32] if first + r * 32 < n else np.float32(0.0)
@@ -349,7 +356,7 @@ def lookback_scan(out, flags, sums, counter, a, n):
                 if j >= 0:
                     f = cuda.atomic.add(flags, j, 0)
                 if cuda.any_sync(FULL_MASK, f == 0):
-                    continue                # a tile in the window has published nothing yet
+                    continue  # a tile in the window has published nothing yet
                 hit = cuda.ballot_sync(FULL_MASK, f == 2)
                 cuda.threadfence()
                 mine = np.float32(0.0)
@@ -381,6 +388,7 @@ def lookback_scan(out, flags, sums, counter, a, n):
 
 # ------------------------------------------------------------------ specs and cases
 
+
 def _values(rng, n):
     return rng.uniform(-2, 2, n).astype(np.float32)
 
@@ -388,9 +396,9 @@ def _values(rng, n):
 def _section_scan(a, section, exclusive=False):
     out = np.empty(len(a), np.float64)
     for s in range(0, len(a), section):
-        part = a[s:s + section].astype(np.float64)
+        part = a[s : s + section].astype(np.float64)
         c = np.cumsum(part)
-        out[s:s + section] = c - part if exclusive else c
+        out[s : s + section] = c - part if exclusive else c
     return out.astype(np.float32)
 
 
@@ -403,7 +411,7 @@ def exclusive_spec(a, n):
 
 
 def scan_blocks_spec(a, n):
-    totals = [a[s:s + TPB].astype(np.float64).sum() for s in range(0, n, TPB)]
+    totals = [a[s : s + TPB].astype(np.float64).sum() for s in range(0, n, TPB)]
     return {"out": _section_scan(a, TPB), "sums": np.array(totals, np.float32)}
 
 
@@ -427,23 +435,46 @@ SIZES = (50, 7, 100, 33, 81)
 
 def section_cases(section, sizes=SIZES, tpb=TPB):
     def cases(rng):
-        return [Case(_blocks(n, section), tpb, dict(out=np.zeros(n, np.float32), a=_values(rng, n), n=n))
-                for n in sizes]
+        return [
+            Case(_blocks(n, section), tpb, dict(out=np.zeros(n, np.float32), a=_values(rng, n), n=n))
+            for n in sizes
+        ]
+
     return cases
 
 
 def scan_blocks_cases(rng):
-    return [Case(_blocks(n, TPB), TPB, dict(out=np.zeros(n, np.float32),
-                                            sums=np.zeros(_blocks(n, TPB), np.float32),
-                                            a=_values(rng, n), n=n)) for n in SIZES]
+    return [
+        Case(
+            _blocks(n, TPB),
+            TPB,
+            dict(
+                out=np.zeros(n, np.float32),
+                sums=np.zeros(_blocks(n, TPB), np.float32),
+                a=_values(rng, n),
+                n=n,
+            ),
+        )
+        for n in SIZES
+    ]
 
 
 def add_sums_cases(rng):
     cases = []
     for n in SIZES:
         nb = _blocks(n, TPB)
-        cases.append(Case(nb, TPB, dict(out=np.zeros(n, np.float32), partial=_values(rng, n),
-                                        prefix=rng.uniform(-20, 20, nb).astype(np.float32), n=n)))
+        cases.append(
+            Case(
+                nb,
+                TPB,
+                dict(
+                    out=np.zeros(n, np.float32),
+                    partial=_values(rng, n),
+                    prefix=rng.uniform(-20, 20, nb).astype(np.float32),
+                    n=n,
+                ),
+            )
+        )
     return cases
 
 
@@ -451,9 +482,20 @@ def domino_cases(rng):
     cases = []
     for n in SIZES:
         nb = _blocks(n, TPB)
-        cases.append(Case(nb, TPB, dict(out=np.zeros(n, np.float32), flags=np.zeros(nb, np.int32),
-                                        carries=np.zeros(nb, np.float32), counter=np.zeros(1, np.int32),
-                                        a=_values(rng, n), n=n)))
+        cases.append(
+            Case(
+                nb,
+                TPB,
+                dict(
+                    out=np.zeros(n, np.float32),
+                    flags=np.zeros(nb, np.int32),
+                    carries=np.zeros(nb, np.float32),
+                    counter=np.zeros(1, np.int32),
+                    a=_values(rng, n),
+                    n=n,
+                ),
+            )
+        )
     return cases
 
 
@@ -461,13 +503,24 @@ def lookback_cases(rng):
     cases = []
     for n in (300, 77, 129, 513, 700):
         nb = _blocks(n, ITEMS * LB_TPB)
-        cases.append(Case(nb, LB_TPB, dict(out=np.zeros(n, np.float32), flags=np.zeros(nb, np.int32),
-                                           sums=np.zeros((nb, 2), np.float32), counter=np.zeros(1, np.int32),
-                                           a=_values(rng, n), n=n)))
+        cases.append(
+            Case(
+                nb,
+                LB_TPB,
+                dict(
+                    out=np.zeros(n, np.float32),
+                    flags=np.zeros(nb, np.int32),
+                    sums=np.zeros((nb, 2), np.float32),
+                    counter=np.zeros(1, np.int32),
+                    a=_values(rng, n),
+                    n=n,
+                ),
+            )
+        )
     return cases
 
 
-_TOL = dict(rtol=1e-5, atol=1e-4)   # float32 sums in another order than NumPy's
+_TOL = dict(rtol=1e-5, atol=1e-4)  # float32 sums in another order than NumPy's
 
 PUZZLES = [
     Puzzle(
@@ -487,7 +540,8 @@ shared memory, then in steps with `stride = 1, 2, 4, ...` every thread `t >= str
             "temporary, barrier, then write.",
             "That is two barriers per step: one before the reads, one between reads and writes.",
         ),
-        chapter=CHAPTER, **_TOL,
+        chapter=CHAPTER,
+        **_TOL,
     ),
     Puzzle(
         name="ch11_kogge_stone_exclusive",
@@ -499,7 +553,8 @@ the inclusive scan into the exclusive one.""",
         spec=exclusive_spec,
         cases=section_cases(TPB),
         reference=kogge_stone_exclusive,
-        chapter=CHAPTER, **_TOL,
+        chapter=CHAPTER,
+        **_TOL,
     ),
     Puzzle(
         name="ch11_kogge_stone_double",
@@ -511,7 +566,8 @@ suffices.""",
         spec=inclusive_spec(TPB),
         cases=section_cases(TPB),
         reference=kogge_stone_double,
-        chapter=CHAPTER, **_TOL,
+        chapter=CHAPTER,
+        **_TOL,
     ),
     Puzzle(
         name="ch11_brent_kung",
@@ -530,7 +586,8 @@ Up-sweep: a reduction tree in place, with strides 1, 2, ..., TPB; thread `t` upd
             "Down-sweep, stride s from blockDim // 2 down: xy[idx + s] += xy[idx] with the same idx, "
             "while idx + s < 2 * blockDim. A barrier before every step.",
         ),
-        chapter=CHAPTER, **_TOL,
+        chapter=CHAPTER,
+        **_TOL,
     ),
     Puzzle(
         name="ch11_three_phase",
@@ -543,7 +600,8 @@ threads before it.""",
         spec=inclusive_spec(COARSE * TPB),
         cases=section_cases(COARSE * TPB, sizes=(150, 7, 200, 65, 81)),
         reference=three_phase_scan,
-        chapter=CHAPTER, **_TOL,
+        chapter=CHAPTER,
+        **_TOL,
     ),
     Puzzle(
         name="ch11_scan_blocks",
@@ -554,7 +612,8 @@ total to `sums[blockIdx.x]`.""",
         spec=scan_blocks_spec,
         cases=scan_blocks_cases,
         reference=scan_blocks,
-        chapter=CHAPTER, **_TOL,
+        chapter=CHAPTER,
+        **_TOL,
     ),
     Puzzle(
         name="ch11_add_sums",
@@ -568,7 +627,8 @@ section 0.""",
         cases=add_sums_cases,
         reference=add_block_sums,
         hints=("Section 0 has nothing before it: prefix[-1] would silently read the last total.",),
-        chapter=CHAPTER, **_TOL,
+        chapter=CHAPTER,
+        **_TOL,
     ),
     Puzzle(
         name="ch11_domino",
@@ -583,7 +643,8 @@ counter in the order they start, so a block never waits for a section that no ru
         reference=domino_scan,
         scratch=("flags", "carries", "counter"),
         cross_block_races=False,
-        chapter=CHAPTER, **_TOL,
+        chapter=CHAPTER,
+        **_TOL,
     ),
     Puzzle(
         name="ch11_lookback",
@@ -598,7 +659,8 @@ running total is there), so no block waits on a whole chain of predecessors.""",
         reference=lookback_scan,
         scratch=("flags", "sums", "counter"),
         cross_block_races=False,
-        chapter=CHAPTER, **_TOL,
+        chapter=CHAPTER,
+        **_TOL,
     ),
 ]
 
@@ -635,6 +697,7 @@ def _single_pass(kernel, section, tpb, out, a, two_sums=False):
     def launch():
         reset_scan_state[(nb + 255) // 256, 256](flags, counter)
         kernel[nb, tpb](out, flags, sums, counter, a, n)
+
     return launch
 
 
@@ -642,30 +705,43 @@ def benchmark(scale: float = 1.0):
     """Validate, then time, the full-length scans. Bytes: input read once, output written once."""
     from helpers import timing
     from helpers.timing import specialize
+
     rng = np.random.default_rng(11)
     ks = specialize(scan_blocks, TPB=1024)
     add = specialize(add_block_sums, TPB=1024)
     domino = specialize(domino_scan, TPB=1024)
-    lookback = {(tpb, items): specialize(lookback_scan, ITEMS=items, LB_TPB=tpb, LB_TILE=tpb * items)
-                for tpb, items in [(512, 16), (384, 16), (768, 16), (512, 24)]}
+    lookback = {
+        (tpb, items): specialize(lookback_scan, ITEMS=items, LB_TPB=tpb, LB_TILE=tpb * items)
+        for tpb, items in [(512, 16), (384, 16), (768, 16), (512, 24)]
+    }
 
     # validation on fresh data, odd sizes, several block shapes, before any timing
     for n in (max(3001, int(1_000_003 * scale)), 4097):
         a = _bench_data(rng, n)
         expected = np.cumsum(a, dtype=np.float64).astype(np.float32)
         d_a = cuda.to_device(a)
-        timing.validate(f"ch11_hierarchical (n={n})", hierarchical_scan(d_a, ks, add, 1024).copy_to_host(),
-                       expected, rtol=0, atol=0)
+        timing.validate(
+            f"ch11_hierarchical (n={n})",
+            hierarchical_scan(d_a, ks, add, 1024).copy_to_host(),
+            expected,
+            rtol=0,
+            atol=0,
+        )
         out = cuda.device_array(n, np.float32)
         _single_pass(domino, 1024, 1024, out, d_a)()
         timing.validate(f"ch11_domino (n={n})", out.copy_to_host(), expected, rtol=0, atol=0)
         for (tpb, items), kern in lookback.items():
             out = cuda.device_array(n, np.float32)
             _single_pass(kern, tpb * items, tpb, out, d_a, two_sums=True)()
-            timing.validate(f"ch11_lookback (n={n}, {tpb} threads x {items})", out.copy_to_host(), expected,
-                           rtol=0, atol=0)
+            timing.validate(
+                f"ch11_lookback (n={n}, {tpb} threads x {items})",
+                out.copy_to_host(),
+                expected,
+                rtol=0,
+                atol=0,
+            )
 
-    n = max(1 << 12, int((64 << 20) * scale))       # 256 MiB of float32 at scale 1
+    n = max(1 << 12, int((64 << 20) * scale))  # 256 MiB of float32 at scale 1
     a = _bench_data(rng, n)
     expected = np.cumsum(a, dtype=np.float64).astype(np.float32)
     d_a = cuda.to_device(a)
@@ -673,7 +749,7 @@ def benchmark(scale: float = 1.0):
     nbytes = 2 * n * 4
     rows = [timing.copy_ceiling(n * 4)]
 
-    plan = hierarchical_plan(n, ks, add, 1024)        # buffers allocated once, outside the timing
+    plan = hierarchical_plan(n, ks, add, 1024)  # buffers allocated once, outside the timing
     timing.validate("ch11_hierarchical", plan(d_a).copy_to_host(), expected, rtol=0, atol=0)
     seconds = timing.time_gpu(lambda: plan(d_a))
     rows.append(timing.Measurement("ch11_hierarchical", seconds, bytes=nbytes))

@@ -9,14 +9,15 @@ can then merge its own piece of the output independently.
 Ties go to A (an element of A equal to one of B comes first), so the merge is
 stable; the co-rank puzzle's answer depends on that rule.
 """
+
 import numba
 import numpy as np
 from numba import cuda
 
 from helpers.puzzle import Case, Puzzle
 
-TPB = 8      # threads per block in the puzzles
-TILE = 16    # elements of A and of B held in shared memory per block (tiled and circular)
+TPB = 8  # threads per block in the puzzles
+TILE = 16  # elements of A and of B held in shared memory per block (tiled and circular)
 
 # what `from puzzles.pmpp.ch12_merge import *` gives a notebook: constants only, never a kernel
 __all__ = ["TPB", "TILE"]
@@ -24,6 +25,7 @@ CHAPTER = "pmpp-12"
 
 
 # ------------------------------------------------------------------ device functions
+
 
 @cuda.jit(device=True)
 def co_rank(k, a, m, b, n):
@@ -123,6 +125,7 @@ def merge_sequential_circular(c, c0, a, a_head, m, b, b_head, n):
 
 # ------------------------------------------------------------------ kernels
 
+
 @cuda.jit
 def co_rank_kernel(out, a, b, m, n):
     k = cuda.grid(1)
@@ -202,8 +205,16 @@ def merge_tiled(c, a, b, m, n):
         k_next = min(k_curr + per_thread, c_cnt)
         i_curr = co_rank(k_curr, a_s, a_cnt, b_s, b_cnt)
         i_next = co_rank(k_next, a_s, a_cnt, b_s, b_cnt)
-        merge_sequential(c, c_start + c_done + k_curr, a_s, i_curr, i_next - i_curr,
-                         b_s, k_curr - i_curr, (k_next - i_next) - (k_curr - i_curr))
+        merge_sequential(
+            c,
+            c_start + c_done + k_curr,
+            a_s,
+            i_curr,
+            i_next - i_curr,
+            b_s,
+            k_curr - i_curr,
+            (k_next - i_next) - (k_curr - i_curr),
+        )
         used_a = co_rank(c_cnt, a_s, a_cnt, b_s, b_cnt)
         c_done += c_cnt
         a_done += used_a
@@ -255,9 +266,16 @@ def merge_circular(c, a, b, m, n):
         k_next = min(k_curr + per_thread, c_cnt)
         i_curr = co_rank_circular(k_curr, a_s, a_head, a_cnt, b_s, b_head, b_cnt)
         i_next = co_rank_circular(k_next, a_s, a_head, a_cnt, b_s, b_head, b_cnt)
-        merge_sequential_circular(c, c_start + c_done + k_curr,
-                                  a_s, a_head + i_curr, i_next - i_curr,
-                                  b_s, b_head + k_curr - i_curr, (k_next - i_next) - (k_curr - i_curr))
+        merge_sequential_circular(
+            c,
+            c_start + c_done + k_curr,
+            a_s,
+            a_head + i_curr,
+            i_next - i_curr,
+            b_s,
+            b_head + k_curr - i_curr,
+            (k_next - i_next) - (k_curr - i_curr),
+        )
         used_a = co_rank_circular(c_cnt, a_s, a_head, a_cnt, b_s, b_head, b_cnt)
         used_b = c_cnt - used_a
         c_done += c_cnt
@@ -272,6 +290,7 @@ def merge_circular(c, a, b, m, n):
 
 # ------------------------------------------------------------------ specs and cases
 
+
 def _sorted_pair(rng, m, n):
     # quarter-steps from a small range: non-integers, negatives, and many ties between A and B
     a = np.sort(rng.integers(-40, 40, m) / 4).astype(np.float32)
@@ -280,7 +299,7 @@ def _sorted_pair(rng, m, n):
 
 
 def co_rank_spec(a, b, m, n):
-    order = np.argsort(np.concatenate([a, b]), kind="stable")   # stable: A before B on ties
+    order = np.argsort(np.concatenate([a, b]), kind="stable")  # stable: A before B on ties
     from_a = np.concatenate([[0], np.cumsum(order < m)])
     return from_a.astype(np.int32)
 
@@ -342,7 +361,8 @@ is too large; halve the distance to the last bound that was known to be safe eac
     Puzzle(
         name="ch12_merge_basic",
         title="Basic parallel merge",
-        statement=_MERGE_STATEMENT + """ Every thread of the grid produces one contiguous piece of
+        statement=_MERGE_STATEMENT
+        + """ Every thread of the grid produces one contiguous piece of
 `ceil((m + n) / threads)` outputs: co-rank tells it where its inputs start and end.""",
         outputs=("c",),
         spec=merge_spec,
@@ -353,7 +373,8 @@ is too large; halve the distance to the last bound that was known to be safe eac
     Puzzle(
         name="ch12_merge_tiled",
         title="Tiled merge",
-        statement=_MERGE_STATEMENT + f""" Each block owns one contiguous slice of `c`. Work through it in
+        statement=_MERGE_STATEMENT
+        + f""" Each block owns one contiguous slice of `c`. Work through it in
 rounds: load the next `TILE = {TILE}` elements (or fewer) of the block's slices of `a` and of `b` into
 shared memory with coalesced loads, merge the next `TILE` outputs from the shared tiles, then use co-rank
 once more to learn how much of each tile that round used.""",
@@ -373,7 +394,8 @@ once more to learn how much of each tile that round used.""",
     Puzzle(
         name="ch12_merge_circular",
         title="Circular-buffer merge",
-        statement=_MERGE_STATEMENT + """ As the tiled merge, but the tiles are circular buffers: each
+        statement=_MERGE_STATEMENT
+        + """ As the tiled merge, but the tiles are circular buffers: each
 round reloads only the slots the previous round consumed, so each input element is read from global
 memory once.""",
         outputs=("c",),
@@ -387,7 +409,7 @@ memory once.""",
 
 # ------------------------------------------------------------------ GPU benchmark
 
-GOAL = None   # merge: GB/s reported, no goal set
+GOAL = None  # merge: GB/s reported, no goal set
 
 
 def _merge_inputs(rng, m, n):
@@ -401,6 +423,7 @@ def benchmark(scale: float = 1.0):
     """Validate, then time, the merge kernels on the GPU. Bytes: A and B read once, C written once."""
     from helpers import timing
     from helpers.timing import specialize
+
     rng = np.random.default_rng(12)
     dev = cuda.get_current_device()
     sms = dev.MULTIPROCESSOR_COUNT
@@ -410,16 +433,26 @@ def benchmark(scale: float = 1.0):
     tiled = specialize(merge_tiled, [co_rank, merge_sequential], TILE=1024)
     circular = specialize(merge_circular, [co_rank, co_rank_circular, merge_sequential_circular], TILE=1024)
     # validation on modest sizes, several launch shapes, before any timing
-    for name, kern in [("ch12_merge_basic", merge_basic), ("ch12_merge_tiled", tiled),
-                       ("ch12_merge_circular", circular)]:
+    for name, kern in [
+        ("ch12_merge_basic", merge_basic),
+        ("ch12_merge_tiled", tiled),
+        ("ch12_merge_circular", circular),
+    ]:
         big = max(501, int((1 << 18) * scale))
-        for m, n, blocks, tpb in [(max(301, int(100_003 * scale)), max(203, int(77_777 * scale)), 37, 64),
-                                  (big, big + 5, 4 * sms, 128)]:
+        for m, n, blocks, tpb in [
+            (max(301, int(100_003 * scale)), max(203, int(77_777 * scale)), 37, 64),
+            (big, big + 5, 4 * sms, 128),
+        ]:
             a, b = _merge_inputs(rng, m, n)
             c = cuda.device_array(m + n, np.float32)
             kern[blocks, tpb](c, cuda.to_device(a), cuda.to_device(b), m, n)
-            timing.validate(f"{name} (m={m}, n={n}, {blocks}x{tpb})", c.copy_to_host(), merge_spec(a, b, m, n),
-                           rtol=0, atol=0)
+            timing.validate(
+                f"{name} (m={m}, n={n}, {blocks}x{tpb})",
+                c.copy_to_host(),
+                merge_spec(a, b, m, n),
+                rtol=0,
+                atol=0,
+            )
 
     # each of A and B 128 MiB at scale 1: C is 256 MiB
     half = max(1 << 11, int((32 << 20) * scale))
@@ -429,9 +462,11 @@ def benchmark(scale: float = 1.0):
     c = cuda.device_array(m + n, np.float32)
     nbytes = 2 * (m + n) * 4
     # basic: enough threads that each merges a few dozen elements; tiled: many blocks, TILE per round
-    configs = [("ch12_merge_basic", merge_basic, max(1, (m + n) // (32 * 256)), 256),
-               ("ch12_merge_tiled", tiled, 64 * sms, 128),
-               ("ch12_merge_circular", circular, 64 * sms, 128)]
+    configs = [
+        ("ch12_merge_basic", merge_basic, max(1, (m + n) // (32 * 256)), 256),
+        ("ch12_merge_tiled", tiled, 64 * sms, 128),
+        ("ch12_merge_circular", circular, 64 * sms, 128),
+    ]
     expected = merge_spec(a, b, m, n)
     for name, kern, blocks, tpb in configs:
         kern[blocks, tpb](c, da, db, m, n)
@@ -439,4 +474,3 @@ def benchmark(scale: float = 1.0):
         seconds = timing.time_gpu(lambda k=kern, g=blocks, t=tpb: k[g, t](c, da, db, m, n), reps=10)
         rows.append(timing.Measurement(name, seconds, bytes=nbytes))
     return rows
-

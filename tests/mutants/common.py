@@ -29,8 +29,20 @@ READONLY = (KernelDiagnosed, ReadOnlyWrite)
 NO_BARRIER = (KernelDiagnosed, (DataRace, UninitializedRead))
 WRONG = (WrongAnswer, None)
 
-__all__ = ["BARRIER", "CompileRejected", "KernelDiagnosed", "NO_BARRIER", "OOB", "OverBudget", "RACE",
-           "READONLY", "UNINIT", "WRONG", "WrongAnswer", "over"]
+__all__ = [
+    "BARRIER",
+    "CompileRejected",
+    "KernelDiagnosed",
+    "NO_BARRIER",
+    "OOB",
+    "OverBudget",
+    "RACE",
+    "READONLY",
+    "UNINIT",
+    "WRONG",
+    "WrongAnswer",
+    "over",
+]
 
 
 def over(field):

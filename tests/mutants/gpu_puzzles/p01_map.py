@@ -8,7 +8,7 @@ from mutants.common import OOB, RACE, READONLY, UNINIT, WRONG, CompileRejected
 @cuda.jit
 def map_arange_hardcode(out, a):
     i = cuda.threadIdx.x
-    out[i] = i + 10          # passes with a = arange; the thread index is not the data
+    out[i] = i + 10  # passes with a = arange; the thread index is not the data
 
 
 @cuda.jit
@@ -19,7 +19,7 @@ def map_times_ten(out, a):
 
 @cuda.jit
 def map_block_index(out, a):
-    i = cuda.blockIdx.x      # 0 for every thread: all write out[0]
+    i = cuda.blockIdx.x  # 0 for every thread: all write out[0]
     out[i] = a[i] + 10
 
 
@@ -32,13 +32,13 @@ def map_read_next(out, a):
 @cuda.jit
 def map_read_previous(out, a):
     i = cuda.threadIdx.x
-    out[i] = a[i - 1] + 10   # a[-1] wraps to the last element in Numba
+    out[i] = a[i - 1] + 10  # a[-1] wraps to the last element in Numba
 
 
 @cuda.jit
 def map_accumulate_into_out(out, a):
     i = cuda.threadIdx.x
-    out[i] += a[i] + 10      # out holds garbage, not zeros
+    out[i] += a[i] + 10  # out holds garbage, not zeros
 
 
 @cuda.jit
@@ -51,7 +51,7 @@ def map_modifies_input(out, a):
 @cuda.jit
 def map_python_list(out, a):
     i = cuda.threadIdx.x
-    terms = [a[i], 10.0]     # fine in the simulator, refused by real Numba (no lists on the GPU)
+    terms = [a[i], 10.0]  # fine in the simulator, refused by real Numba (no lists on the GPU)
     out[i] = terms[0] + terms[1]
 
 
@@ -68,7 +68,7 @@ def map_grid_stride(out, a):
 
 
 MUTANTS = {
-    'map': [
+    "map": [
         ("arange_hardcode", map_arange_hardcode, *WRONG),
         ("times_ten", map_times_ten, *WRONG),
         ("block_index", map_block_index, *RACE),
@@ -81,5 +81,5 @@ MUTANTS = {
 }
 
 VARIANTS = {
-    'map': [("grid_index", map_grid_index), ("grid_stride", map_grid_stride)],
+    "map": [("grid_index", map_grid_index), ("grid_stride", map_grid_stride)],
 }

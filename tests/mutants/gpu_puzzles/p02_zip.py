@@ -25,7 +25,7 @@ def zip_subtract(out, a, b):
 
 @cuda.jit
 def zip_thread_y(out, a, b):
-    i = cuda.threadIdx.y     # the block is 1-D: always 0
+    i = cuda.threadIdx.y  # the block is 1-D: always 0
     out[i] = a[i] + b[i]
 
 
@@ -55,7 +55,7 @@ def zip_grid_stride(out, a, b):
 
 
 MUTANTS = {
-    'zip': [
+    "zip": [
         ("a_twice", zip_a_twice, *WRONG),
         ("b_twice", zip_b_twice, *WRONG),
         ("subtract", zip_subtract, *WRONG),
@@ -66,5 +66,5 @@ MUTANTS = {
 }
 
 VARIANTS = {
-    'zip': [("grid_index", zip_grid_index), ("grid_stride", zip_grid_stride)],
+    "zip": [("grid_index", zip_grid_index), ("grid_stride", zip_grid_stride)],
 }

@@ -43,7 +43,7 @@ def guard_read_only(out, a, size):
 
 @cuda.jit
 def guard_clamped_index(out, a, size):
-    k = min(cuda.threadIdx.x, size - 1)   # spare threads all rewrite the last element
+    k = min(cuda.threadIdx.x, size - 1)  # spare threads all rewrite the last element
     out[k] = a[k] + 10
 
 
@@ -62,7 +62,7 @@ def guard_grid_stride(out, a, size):
 
 
 MUTANTS = {
-    'guard': [
+    "guard": [
         ("missing", guard_missing, *OOB),
         ("off_by_one", guard_off_by_one, *OOB),
         ("against_block", guard_against_block, *OOB),
@@ -73,5 +73,5 @@ MUTANTS = {
 }
 
 VARIANTS = {
-    'guard': [("early_return", guard_early_return), ("grid_stride", guard_grid_stride)],
+    "guard": [("early_return", guard_early_return), ("grid_stride", guard_grid_stride)],
 }

@@ -54,7 +54,7 @@ def map_2d_guard_against_block(out, a, size):
 
 @cuda.jit
 def map_2d_x_is_row(out, a, size):
-    i = cuda.threadIdx.x     # the other convention: x picks the row
+    i = cuda.threadIdx.x  # the other convention: x picks the row
     j = cuda.threadIdx.y
     if i < size and j < size:
         out[i, j] = a[i, j] + 10
@@ -69,7 +69,7 @@ def map_2d_grid_early_return(out, a, size):
 
 
 MUTANTS = {
-    'map_2d': [
+    "map_2d": [
         ("missing_guard", map_2d_missing_guard, *OOB),
         ("guard_rows_only", map_2d_guard_rows_only, *OOB),
         ("guard_typo", map_2d_guard_typo, *OOB),
@@ -80,5 +80,5 @@ MUTANTS = {
 }
 
 VARIANTS = {
-    'map_2d': [("x_is_row", map_2d_x_is_row), ("grid_early_return", map_2d_grid_early_return)],
+    "map_2d": [("x_is_row", map_2d_x_is_row), ("grid_early_return", map_2d_grid_early_return)],
 }

@@ -61,7 +61,7 @@ def broadcast_grid_early_return(out, a, b, size):
 
 
 MUTANTS = {
-    'broadcast': [
+    "broadcast": [
         ("swapped_axes", broadcast_swapped_axes, *WRONG),
         ("column_as_row", broadcast_column_as_row, *OOB),
         ("missing_guard", broadcast_missing_guard, *OOB),
@@ -71,5 +71,5 @@ MUTANTS = {
 }
 
 VARIANTS = {
-    'broadcast': [("x_is_row", broadcast_x_is_row), ("grid_early_return", broadcast_grid_early_return)],
+    "broadcast": [("x_is_row", broadcast_x_is_row), ("grid_early_return", broadcast_grid_early_return)],
 }

@@ -7,7 +7,7 @@ from mutants.common import OOB, RACE, WRONG
 
 @cuda.jit
 def blocks_local_index(out, a, size):
-    i = cuda.threadIdx.x     # every block redoes the first few elements
+    i = cuda.threadIdx.x  # every block redoes the first few elements
     if i < size:
         out[i] = a[i] + 10
 
@@ -61,7 +61,7 @@ def blocks_grid_stride(out, a, size):
 
 
 MUTANTS = {
-    'blocks': [
+    "blocks": [
         ("local_index", blocks_local_index, *RACE),
         ("forgot_thread", blocks_forgot_thread, *RACE),
         ("missing_guard", blocks_missing_guard, *OOB),
@@ -72,5 +72,5 @@ MUTANTS = {
 }
 
 VARIANTS = {
-    'blocks': [("grid_early_return", blocks_grid_early_return), ("grid_stride", blocks_grid_stride)],
+    "blocks": [("grid_early_return", blocks_grid_early_return), ("grid_stride", blocks_grid_stride)],
 }

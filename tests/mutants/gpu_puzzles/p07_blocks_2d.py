@@ -22,7 +22,7 @@ def blocks_2d_local_index(out, a, size):
 
 @cuda.jit
 def blocks_2d_mixed_axes(out, a, size):
-    i = cuda.blockIdx.x * cuda.blockDim.y + cuda.threadIdx.y   # block x picks the row
+    i = cuda.blockIdx.x * cuda.blockDim.y + cuda.threadIdx.y  # block x picks the row
     j = cuda.blockIdx.y * cuda.blockDim.x + cuda.threadIdx.x
     if i < size and j < size:
         out[i, j] = a[i, j] + 10
@@ -30,7 +30,7 @@ def blocks_2d_mixed_axes(out, a, size):
 
 @cuda.jit
 def blocks_2d_block_width_for_rows(out, a, size):
-    i = cuda.blockIdx.y * cuda.blockDim.x + cuda.threadIdx.y   # blockDim.x: right only for square blocks
+    i = cuda.blockIdx.y * cuda.blockDim.x + cuda.threadIdx.y  # blockDim.x: right only for square blocks
     j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     if i < size and j < size:
         out[i, j] = a[i, j] + 10
@@ -68,7 +68,7 @@ def blocks_2d_grid(out, a, size):
 
 
 MUTANTS = {
-    'blocks_2d': [
+    "blocks_2d": [
         ("missing_guard", blocks_2d_missing_guard, *OOB),
         ("local_index", blocks_2d_local_index, *RACE),
         ("mixed_axes", blocks_2d_mixed_axes, *WRONG),
@@ -79,5 +79,5 @@ MUTANTS = {
 }
 
 VARIANTS = {
-    'blocks_2d': [("x_is_row", blocks_2d_x_is_row), ("grid", blocks_2d_grid)],
+    "blocks_2d": [("x_is_row", blocks_2d_x_is_row), ("grid", blocks_2d_grid)],
 }

@@ -13,7 +13,7 @@ def shared_global_index_in_shared(out, a, size):
     cache = cuda.shared.array(TPB, numba.float32)
     i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     if i < size:
-        cache[i] = a[i]      # cache has TPB slots; i runs over the whole array
+        cache[i] = a[i]  # cache has TPB slots; i runs over the whole array
     cuda.syncthreads()
     if i < size:
         out[i] = cache[i] + 10
@@ -37,7 +37,7 @@ def shared_barrier_in_branch(out, a, size):
     local_i = cuda.threadIdx.x
     if i < size:
         cache[local_i] = a[i]
-        cuda.syncthreads()   # the spare threads of the last block never get here
+        cuda.syncthreads()  # the spare threads of the last block never get here
         out[i] = cache[local_i] + 10
 
 
@@ -59,7 +59,7 @@ def shared_zero_out_first(out, a, size):
     i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     local_i = cuda.threadIdx.x
     if i < size:
-        out[i] = 0.0         # a wasted global write
+        out[i] = 0.0  # a wasted global write
         cache[local_i] = a[i]
     cuda.syncthreads()
     if i < size:
@@ -68,7 +68,7 @@ def shared_zero_out_first(out, a, size):
 
 @cuda.jit
 def shared_oversized(out, a, size):
-    cache = cuda.shared.array(64, numba.float32)   # room for the whole input, in every block
+    cache = cuda.shared.array(64, numba.float32)  # room for the whole input, in every block
     i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     local_i = cuda.threadIdx.x
     if i < size:
@@ -104,7 +104,7 @@ def shared_zero_padded(out, a, size):
 
 
 MUTANTS = {
-    'shared': [
+    "shared": [
         ("global_index_in_shared", shared_global_index_in_shared, *OOB),
         ("unguarded_load", shared_unguarded_load, *OOB),
         ("barrier_in_branch", shared_barrier_in_branch, *BARRIER),
@@ -115,5 +115,5 @@ MUTANTS = {
 }
 
 VARIANTS = {
-    'shared': [("mirror", shared_mirror), ("zero_padded", shared_zero_padded)],
+    "shared": [("mirror", shared_mirror), ("zero_padded", shared_zero_padded)],
 }

@@ -32,7 +32,7 @@ def pool_block_start_boundary(out, a, size):
     cuda.syncthreads()
     if i < size:
         total = cache[local_i + 2]
-        if local_i >= 1:     # treats each block as the start of the array: no halo
+        if local_i >= 1:  # treats each block as the start of the array: no halo
             total += cache[local_i + 1]
         if local_i >= 2:
             total += cache[local_i]
@@ -95,7 +95,7 @@ def pool_negative_halo(out, a, size):
     if i < size:
         cache[local_i + 2] = a[i]
     if local_i < 2:
-        cache[local_i] = a[i - 2]   # block 0 has no halo: a[-2] silently wraps in Numba
+        cache[local_i] = a[i - 2]  # block 0 has no halo: a[-2] silently wraps in Numba
     cuda.syncthreads()
     if i < size:
         total = cache[local_i + 2]
@@ -143,7 +143,7 @@ def pool_zero_padded(out, a, size):
 
 
 MUTANTS = {
-    'pool': [
+    "pool": [
         ("no_padding", pool_no_padding, *UNINIT),
         ("block_start_boundary", pool_block_start_boundary, *WRONG),
         ("missing_syncthreads", pool_missing_syncthreads, *NO_BARRIER),
@@ -154,7 +154,7 @@ MUTANTS = {
 }
 
 VARIANTS = {
-    'pool': [("tail_halo", pool_tail_halo), ("zero_padded", pool_zero_padded)],
+    "pool": [("tail_halo", pool_tail_halo), ("zero_padded", pool_zero_padded)],
 }
 
-SEEDS = {'pool': (0, 1, 2)}
+SEEDS = {"pool": (0, 1, 2)}

@@ -32,7 +32,7 @@ def dot_all_threads_write(out, a, b, size):
     total = 0.0
     for k in range(size):
         total += cache[k]
-    out[0] = total           # every thread writes the same value: still a race
+    out[0] = total  # every thread writes the same value: still a race
 
 
 @cuda.jit
@@ -118,7 +118,7 @@ def dot_last_thread_sums(out, a, b, size):
 
 
 MUTANTS = {
-    'dot': [
+    "dot": [
         ("a_squared", dot_a_squared, *WRONG),
         ("all_threads_write", dot_all_threads_write, *RACE),
         ("missing_syncthreads", dot_missing_syncthreads, *NO_BARRIER),
@@ -129,5 +129,5 @@ MUTANTS = {
 }
 
 VARIANTS = {
-    'dot': [("tree", dot_tree), ("last_thread_sums", dot_last_thread_sums)],
+    "dot": [("tree", dot_tree), ("last_thread_sums", dot_last_thread_sums)],
 }

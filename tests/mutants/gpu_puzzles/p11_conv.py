@@ -25,7 +25,7 @@ def conv_first_tap_skipped(out, a, b, a_size, b_size):
     cuda.syncthreads()
     if i < a_size:
         total = 0.0
-        for j in range(1, b_size):   # passes when b[0] == 0
+        for j in range(1, b_size):  # passes when b[0] == 0
             if i + j < a_size:
                 total += a_tile[local_i + j] * b_tile[j]
         out[i] = total
@@ -64,7 +64,7 @@ def conv_block_end_boundary(out, a, b, a_size, b_size):
     if i < a_size:
         total = 0.0
         for j in range(b_size):
-            if i + j < a_size and local_i + j < TPB:   # treats the block's end as the array's end
+            if i + j < a_size and local_i + j < TPB:  # treats the block's end as the array's end
                 total += a_tile[local_i + j] * b_tile[j]
         out[i] = total
 
@@ -117,7 +117,7 @@ def conv_true_convolution(out, a, b, a_size, b_size):
         total = 0.0
         for j in range(b_size):
             if i + j < a_size:
-                total += a_tile[local_i + j] * b_tile[b_size - 1 - j]   # flipped weights
+                total += a_tile[local_i + j] * b_tile[b_size - 1 - j]  # flipped weights
         out[i] = total
 
 
@@ -136,7 +136,7 @@ def conv_missing_tail_check(out, a, b, a_size, b_size):
     cuda.syncthreads()
     if i < a_size:
         total = 0.0
-        for j in range(b_size):   # near the end of a, reads tile slots nobody loaded
+        for j in range(b_size):  # near the end of a, reads tile slots nobody loaded
             total += a_tile[local_i + j] * b_tile[j]
         out[i] = total
 
@@ -151,7 +151,7 @@ def conv_b_by_global_index(out, a, b, a_size, b_size):
         a_tile[local_i] = a[i]
     if local_i < b_size - 1 and i + TPB < a_size:
         a_tile[local_i + TPB] = a[i + TPB]
-    if i < b_size:           # only block 0 loads b; every block needs its own copy
+    if i < b_size:  # only block 0 loads b; every block needs its own copy
         b_tile[local_i] = b[i]
     cuda.syncthreads()
     if i < a_size:
@@ -206,7 +206,7 @@ def conv_reversed_taps(out, a, b, a_size, b_size):
 
 
 MUTANTS = {
-    'conv': [
+    "conv": [
         ("first_tap_skipped", conv_first_tap_skipped, *WRONG),
         ("no_halo", conv_no_halo, *UNINIT),
         ("block_end_boundary", conv_block_end_boundary, *WRONG),
@@ -219,7 +219,7 @@ MUTANTS = {
 }
 
 VARIANTS = {
-    'conv': [("strided_tile_load", conv_strided_tile_load), ("reversed_taps", conv_reversed_taps)],
+    "conv": [("strided_tile_load", conv_strided_tile_load), ("reversed_taps", conv_reversed_taps)],
 }
 
-SEEDS = {'conv': (0, 1, 2)}
+SEEDS = {"conv": (0, 1, 2)}

@@ -15,7 +15,7 @@ def prefix_sum_thread0_loop(out, a, size):
     local_i = cuda.threadIdx.x
     cache[local_i] = a[i] if i < size else 0.0
     cuda.syncthreads()
-    if local_i == 0:         # right answer, but one thread does all the adding
+    if local_i == 0:  # right answer, but one thread does all the adding
         total = 0.0
         for k in range(TPB):
             total += cache[k]
@@ -50,7 +50,7 @@ def prefix_sum_barrier_in_branch(out, a, size):
     while stride > 0:
         if local_i < stride:
             cache[local_i] += cache[local_i + stride]
-            cuda.syncthreads()   # only the active half arrives
+            cuda.syncthreads()  # only the active half arrives
         stride //= 2
     if local_i == 0:
         out[cuda.blockIdx.x] = cache[0]
@@ -88,7 +88,7 @@ def prefix_sum_global_index_out(out, a, size):
         cuda.syncthreads()
         stride //= 2
     if local_i == 0:
-        out[i] = cache[0]    # out has one slot per block, not per element
+        out[i] = cache[0]  # out has one slot per block, not per element
 
 
 @cuda.jit
@@ -115,7 +115,7 @@ def prefix_sum_stops_early(out, a, size):
     cache[local_i] = a[i] if i < size else 0.0
     cuda.syncthreads()
     stride = TPB // 2
-    while stride > 1:        # the last halving (stride 1) never runs
+    while stride > 1:  # the last halving (stride 1) never runs
         if local_i < stride:
             cache[local_i] += cache[local_i + stride]
         cuda.syncthreads()
@@ -163,7 +163,7 @@ def prefix_sum_fold(out, a, size):
 
 
 MUTANTS = {
-    'prefix_sum': [
+    "prefix_sum": [
         ("thread0_loop", prefix_sum_thread0_loop, *over("shared_reads")),
         ("missing_sync_in_loop", prefix_sum_missing_sync_in_loop, *RACE),
         ("barrier_in_branch", prefix_sum_barrier_in_branch, *BARRIER),
@@ -175,7 +175,7 @@ MUTANTS = {
 }
 
 VARIANTS = {
-    'prefix_sum': [("interleaved", prefix_sum_interleaved), ("fold", prefix_sum_fold)],
+    "prefix_sum": [("interleaved", prefix_sum_interleaved), ("fold", prefix_sum_fold)],
 }
 
-SEEDS = {'prefix_sum': (0, 1, 2)}
+SEEDS = {"prefix_sum": (0, 1, 2)}

@@ -11,7 +11,7 @@ TPB = 8
 @cuda.jit
 def axis_sum_row_from_x(out, a, size):
     cache = cuda.shared.array(TPB, numba.float32)
-    row = cuda.blockIdx.x    # always 0: the grid is (1, rows)
+    row = cuda.blockIdx.x  # always 0: the grid is (1, rows)
     local_i = cuda.threadIdx.x
     cache[local_i] = a[row, local_i] if local_i < size else 0.0
     cuda.syncthreads()
@@ -144,7 +144,7 @@ def axis_sum_fold(out, a, size):
 
 
 MUTANTS = {
-    'axis_sum': [
+    "axis_sum": [
         ("row_from_x", axis_sum_row_from_x, *RACE),
         ("swapped_index", axis_sum_swapped_index, *OOB),
         ("thread0_loop", axis_sum_thread0_loop, *over("shared_reads")),
@@ -155,5 +155,5 @@ MUTANTS = {
 }
 
 VARIANTS = {
-    'axis_sum': [("interleaved", axis_sum_interleaved), ("fold", axis_sum_fold)],
+    "axis_sum": [("interleaved", axis_sum_interleaved), ("fold", axis_sum_fold)],
 }

@@ -14,7 +14,7 @@ def matmul_naive(out, a, b, size):
     j = cuda.blockIdx.x * TPB + cuda.threadIdx.x
     if i < size and j < size:
         total = 0.0
-        for k in range(size):   # 2 * size global reads per thread
+        for k in range(size):  # 2 * size global reads per thread
             total += a[i, k] * b[k, j]
         out[i, j] = total
 
@@ -32,7 +32,7 @@ def matmul_never_reads_b(out, a, b, size):
         k = t * TPB + tx
         a_tile[ty, tx] = a[i, k] if i < size and k < size else 0.0
         k = t * TPB + ty
-        b_tile[ty, tx] = a[j, k] if k < size and j < size else 0.0   # copy-paste: loads a.T
+        b_tile[ty, tx] = a[j, k] if k < size and j < size else 0.0  # copy-paste: loads a.T
         cuda.syncthreads()
         for kk in range(TPB):
             total += a_tile[ty, kk] * b_tile[kk, tx]
@@ -116,7 +116,7 @@ def matmul_barrier_in_branch(out, a, b, size):
     tx = cuda.threadIdx.x
     i = cuda.blockIdx.y * TPB + ty
     j = cuda.blockIdx.x * TPB + tx
-    if i < size and j < size:   # threads outside the matrix skip the barriers
+    if i < size and j < size:  # threads outside the matrix skip the barriers
         total = 0.0
         for t in range((size + TPB - 1) // TPB):
             k = t * TPB + tx
@@ -140,7 +140,7 @@ def matmul_wrong_axis_load(out, a, b, size):
     j = cuda.blockIdx.x * TPB + tx
     total = 0.0
     for t in range((size + TPB - 1) // TPB):
-        k = t * TPB + ty     # ty for both tiles: a's tile should walk along x
+        k = t * TPB + ty  # ty for both tiles: a's tile should walk along x
         a_tile[ty, tx] = a[i, k] if i < size and k < size else 0.0
         b_tile[ty, tx] = b[k, j] if k < size and j < size else 0.0
         cuda.syncthreads()
@@ -203,7 +203,7 @@ def matmul_grid_index(out, a, b, size):
 
 
 MUTANTS = {
-    'matmul': [
+    "matmul": [
         ("naive", matmul_naive, *over("global_reads")),
         ("never_reads_b", matmul_never_reads_b, *WRONG),
         ("missing_second_sync", matmul_missing_second_sync, *RACE),
@@ -215,7 +215,7 @@ MUTANTS = {
 }
 
 VARIANTS = {
-    'matmul': [("transposed_b_tile", matmul_transposed_b_tile), ("grid_index", matmul_grid_index)],
+    "matmul": [("transposed_b_tile", matmul_transposed_b_tile), ("grid_index", matmul_grid_index)],
 }
 
-SEEDS = {'matmul': (0, 1)}
+SEEDS = {"matmul": (0, 1)}

@@ -16,7 +16,7 @@ def vecadd_no_loop(out, a, b, n):
 @cuda.jit
 def vecadd_block_stride(out, a, b, n):
     i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    while i < n:            # stride of one block: neighbouring blocks redo each other's elements
+    while i < n:  # stride of one block: neighbouring blocks redo each other's elements
         out[i] = a[i] + b[i]
         i += cuda.blockDim.x
 

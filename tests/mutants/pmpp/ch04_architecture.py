@@ -23,7 +23,7 @@ def warp_lane_floor(warp, lane, height, width, block_w, block_h):
     row = cuda.blockIdx.y * block_h + cuda.threadIdx.y
     col = cuda.blockIdx.x * block_w + cuda.threadIdx.x
     t = cuda.threadIdx.y * block_w + cuda.threadIdx.x
-    per_block = block_w * block_h // 32         # forgets the partly filled last warp
+    per_block = block_w * block_h // 32  # forgets the partly filled last warp
     if row < height and col < width:
         warp[row, col] = (cuda.blockIdx.y * cuda.gridDim.x + cuda.blockIdx.x) * per_block + t // 32
         lane[row, col] = t % 32

@@ -85,7 +85,7 @@ def dynamic_overlapping_tiles(p, m, n, rows, inner, cols, tile):
         k = t * tile + tx
         smem[ty * tile + tx] = m[row, k] if row < rows and k < inner else 0
         k = t * tile + ty
-        smem[tile + ty * tile + tx] = n[k, col] if k < inner and col < cols else 0   # should be tile*tile
+        smem[tile + ty * tile + tx] = n[k, col] if k < inner and col < cols else 0  # should be tile*tile
         cuda.syncthreads()
         for kk in range(tile):
             acc += smem[ty * tile + kk] * smem[tile + kk * tile + tx]
@@ -96,7 +96,7 @@ def dynamic_overlapping_tiles(p, m, n, rows, inner, cols, tile):
 
 @cuda.jit
 def dynamic_ignores_launch(p, m, n, rows, inner, cols, tile):
-    m_tile = cuda.shared.array((8, 8), float32)      # fixed size, whatever the launch provides
+    m_tile = cuda.shared.array((8, 8), float32)  # fixed size, whatever the launch provides
     n_tile = cuda.shared.array((8, 8), float32)
     tx = cuda.threadIdx.x
     ty = cuda.threadIdx.y

@@ -37,7 +37,7 @@ def transpose_coarse_wrong_step(out, a, h, w):
     tile = cuda.shared.array((TILE, TILE_P), float32)
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     row0, col0 = cuda.blockIdx.x * TILE, cuda.blockIdx.y * TILE
-    for j in range(TILE // ROWS):               # j should step by ROWS
+    for j in range(TILE // ROWS):  # j should step by ROWS
         if row0 + ty + j < h and col0 + tx < w:
             tile[ty + j, tx] = a[row0 + ty + j, col0 + tx]
     cuda.syncthreads()

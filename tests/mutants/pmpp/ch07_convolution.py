@@ -93,11 +93,11 @@ MUTANTS = {
         ("conv_in_no_ghost", conv_in_no_ghost, KernelDiagnosed, UninitializedRead),
         ("conv_in_no_halo", conv_in_no_halo, WrongAnswer, None),
         ("conv_in_no_barrier", conv_in_no_barrier, KernelDiagnosed, DataRace),
-        ("conv2d_const", ch07.conv2d_const, OverBudget, 'global_reads'),
+        ("conv2d_const", ch07.conv2d_const, OverBudget, "global_reads"),
     ],
     "ch07_conv2d_tiled_cached": [
         ("conv_cached_halo_zero", conv_cached_halo_zero, WrongAnswer, None),
-        ("conv2d_const", ch07.conv2d_const, OverBudget, 'global_reads'),
+        ("conv2d_const", ch07.conv2d_const, OverBudget, "global_reads"),
     ],
 }
 VARIANTS: dict = {}

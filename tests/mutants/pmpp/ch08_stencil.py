@@ -22,10 +22,15 @@ def stencil_shared_no_barrier(out, a, nz, ny, nx):
     inner = 1 <= tx <= S_OUT and 1 <= ty <= S_OUT and 1 <= tz <= S_OUT
     if inner and z < nz and y < ny and x < nx:
         if 1 <= z < nz - 1 and 1 <= y < ny - 1 and 1 <= x < nx - 1:
-            out[z, y, x] = (C0 * tile[tz, ty, tx]
-                            + CXM * tile[tz, ty, tx - 1] + CXP * tile[tz, ty, tx + 1]
-                            + CYM * tile[tz, ty - 1, tx] + CYP * tile[tz, ty + 1, tx]
-                            + CZM * tile[tz - 1, ty, tx] + CZP * tile[tz + 1, ty, tx])
+            out[z, y, x] = (
+                C0 * tile[tz, ty, tx]
+                + CXM * tile[tz, ty, tx - 1]
+                + CXP * tile[tz, ty, tx + 1]
+                + CYM * tile[tz, ty - 1, tx]
+                + CYP * tile[tz, ty + 1, tx]
+                + CZM * tile[tz - 1, ty, tx]
+                + CZP * tile[tz + 1, ty, tx]
+            )
         else:
             out[z, y, x] = tile[tz, ty, tx]
 
@@ -42,10 +47,15 @@ def stencil_shared_interior_only(out, a, nz, ny, nx):
     cuda.syncthreads()
     inner = 1 <= tx <= S_OUT and 1 <= ty <= S_OUT and 1 <= tz <= S_OUT
     if inner and 1 <= z < nz - 1 and 1 <= y < ny - 1 and 1 <= x < nx - 1:
-        out[z, y, x] = (C0 * tile[tz, ty, tx]
-                        + CXM * tile[tz, ty, tx - 1] + CXP * tile[tz, ty, tx + 1]
-                        + CYM * tile[tz, ty - 1, tx] + CYP * tile[tz, ty + 1, tx]
-                        + CZM * tile[tz - 1, ty, tx] + CZP * tile[tz + 1, ty, tx])
+        out[z, y, x] = (
+            C0 * tile[tz, ty, tx]
+            + CXM * tile[tz, ty, tx - 1]
+            + CXP * tile[tz, ty, tx + 1]
+            + CYM * tile[tz, ty - 1, tx]
+            + CYP * tile[tz, ty + 1, tx]
+            + CZM * tile[tz - 1, ty, tx]
+            + CZP * tile[tz + 1, ty, tx]
+        )
 
 
 @cuda.jit
@@ -71,13 +81,18 @@ def stencil_register_one_barrier(out, a, nz, ny, nx):
         cuda.syncthreads()
         if owner:
             if 1 <= z < nz - 1 and 1 <= y < ny - 1 and 1 <= x < nx - 1:
-                out[z, y, x] = (C0 * here
-                                + CXM * here_s[ty, tx - 1] + CXP * here_s[ty, tx + 1]
-                                + CYM * here_s[ty - 1, tx] + CYP * here_s[ty + 1, tx]
-                                + CZM * below + CZP * above)
+                out[z, y, x] = (
+                    C0 * here
+                    + CXM * here_s[ty, tx - 1]
+                    + CXP * here_s[ty, tx + 1]
+                    + CYM * here_s[ty - 1, tx]
+                    + CYP * here_s[ty + 1, tx]
+                    + CZM * below
+                    + CZP * above
+                )
             else:
                 out[z, y, x] = here
-        below = here               # no barrier: the next plane overwrites here_s under the readers
+        below = here  # no barrier: the next plane overwrites here_s under the readers
         here = above
         if in_plane and z + 1 < nz:
             here_s[ty, tx] = here
@@ -87,11 +102,11 @@ MUTANTS = {
     "ch08_stencil_shared": [
         ("stencil_shared_no_barrier", stencil_shared_no_barrier, KernelDiagnosed, DataRace),
         ("stencil_shared_interior_only", stencil_shared_interior_only, WrongAnswer, None),
-        ("stencil_basic", ch08.stencil_basic, OverBudget, 'global_reads'),
+        ("stencil_basic", ch08.stencil_basic, OverBudget, "global_reads"),
     ],
     "ch08_stencil_register": [
         ("stencil_register_one_barrier", stencil_register_one_barrier, KernelDiagnosed, DataRace),
-        ("stencil_coarse", ch08.stencil_coarse, OverBudget, 'shared_reads'),
+        ("stencil_coarse", ch08.stencil_coarse, OverBudget, "shared_reads"),
     ],
 }
 VARIANTS: dict = {}

@@ -74,7 +74,7 @@ def hist_block_stride(hist, data, n):
     for b in range(t, NUM_BINS, cuda.blockDim.x):
         hist_s[b] = 0
     cuda.syncthreads()
-    for i in range(cuda.grid(1), n, cuda.blockDim.x):     # every block walks the whole tail
+    for i in range(cuda.grid(1), n, cuda.blockDim.x):  # every block walks the whole tail
         cuda.atomic.add(hist_s, data[i] // BIN_WIDTH, 1)
     cuda.syncthreads()
     for b in range(t, NUM_BINS, cuda.blockDim.x):
@@ -139,7 +139,7 @@ MUTANTS = {
         ("hist_flush_not_atomic", hist_flush_not_atomic, KernelDiagnosed, DataRace),
         ("hist_no_zeroing", hist_no_zeroing, KernelDiagnosed, UninitializedRead),
         ("hist_no_flush_barrier", hist_no_flush_barrier, KernelDiagnosed, DataRace),
-        ("hist_atomic", ch09.hist_atomic, OverBudget, 'global_atomics_per_block'),
+        ("hist_atomic", ch09.hist_atomic, OverBudget, "global_atomics_per_block"),
     ],
     "ch09_hist_coarse_interleaved": [
         ("hist_block_stride", hist_block_stride, WrongAnswer, None),

@@ -31,7 +31,7 @@ def convergent_barrier_in_if(out, a, n):
     stride = bd
     while stride >= 1:
         if t < stride:
-            cuda.syncthreads()          # only the active threads get here
+            cuda.syncthreads()  # only the active threads get here
             part[t] += part[t + stride]
         stride //= 2
     if t == 0:
@@ -59,7 +59,7 @@ def convergent_no_padding(out, a, n):
     part = cuda.shared.array(SEGMENT, numba.float32)
     t = cuda.threadIdx.x
     bd = cuda.blockDim.x
-    part[t] = a[t]                      # n may be smaller than the block
+    part[t] = a[t]  # n may be smaller than the block
     part[t + bd] = a[t + bd]
     stride = bd
     while stride >= 1:
@@ -85,7 +85,7 @@ def segmented_plain_add(out, a, n):
             part[t] += part[t + stride]
         stride //= 2
     if t == 0:
-        out[0] += part[0]               # every block: read-modify-write, no atomic
+        out[0] += part[0]  # every block: read-modify-write, no atomic
 
 
 @cuda.jit
@@ -93,7 +93,7 @@ def segmented_local_index(out, a, n):
     part = cuda.shared.array(TPB, numba.float32)
     t = cuda.threadIdx.x
     bd = cuda.blockDim.x
-    i = t                               # every block sums the first segment
+    i = t  # every block sums the first segment
     part[t] = (a[i] if i < n else 0.0) + (a[i + bd] if i + bd < n else 0.0)
     stride = bd // 2
     while stride >= 1:
@@ -111,7 +111,7 @@ def segmented_atomic_per_thread(out, a, n):
     bd = cuda.blockDim.x
     i = 2 * bd * cuda.blockIdx.x + t
     x = (a[i] if i < n else 0.0) + (a[i + bd] if i + bd < n else 0.0)
-    cuda.atomic.add(out, 0, x)          # right answer, 16 atomics per block on one address
+    cuda.atomic.add(out, 0, x)  # right answer, 16 atomics per block on one address
 
 
 @cuda.jit
@@ -155,7 +155,7 @@ def shuffle_divergent(out, a, n):
         start += cuda.gridDim.x * ch10.COARSE * bd
     offset = 16
     while offset > 0:
-        if lane < offset:               # the upper lanes skip the shuffle the lower ones wait on
+        if lane < offset:  # the upper lanes skip the shuffle the lower ones wait on
             acc += cuda.shfl_down_sync(FULL_MASK, acc, offset)
         offset //= 2
     if lane == 0:
@@ -192,7 +192,7 @@ def shuffle_no_barrier(out, a, n):
         offset //= 2
     if lane == 0:
         warp_sums[warp] = acc
-    if warp == 0:                       # no barrier: the other warps may not have stored yet
+    if warp == 0:  # no barrier: the other warps may not have stored yet
         acc = warp_sums[lane] if lane < bd // 32 else np.float32(0.0)
         offset = 16
         while offset > 0:

@@ -34,7 +34,7 @@ def ks_one_barrier(out, a, n):
     while stride < cuda.blockDim.x:
         cuda.syncthreads()
         if t >= stride:
-            xy[t] += xy[t - stride]     # no temporary, no second buffer: t - stride may already be updated
+            xy[t] += xy[t - stride]  # no temporary, no second buffer: t - stride may already be updated
         stride *= 2
     if i < n:
         out[i] = xy[t]
@@ -63,7 +63,7 @@ def ks_unguarded_load(out, a, n):
     xy = cuda.shared.array(KS, numba.float32)
     t = cuda.threadIdx.x
     i = cuda.blockIdx.x * cuda.blockDim.x + t
-    xy[t] = a[i]                        # past n in the last block
+    xy[t] = a[i]  # past n in the last block
     stride = 1
     while stride < cuda.blockDim.x:
         cuda.syncthreads()
@@ -120,7 +120,7 @@ def bk_upsweep_only(out, a, n):
         if idx < 2 * bd:
             xy[idx] += xy[idx - stride]
         stride *= 2
-    cuda.syncthreads()                  # forgot the down-sweep: only some positions are complete
+    cuda.syncthreads()  # forgot the down-sweep: only some positions are complete
     if i < n:
         out[i] = xy[t]
     if i + bd < n:
@@ -131,14 +131,14 @@ def bk_upsweep_only(out, a, n):
 def add_sums_no_first_block_check(out, partial, prefix, n):
     i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     if i < n:
-        out[i] = partial[i] + prefix[cuda.blockIdx.x - 1]   # prefix[-1] in block 0
+        out[i] = partial[i] + prefix[cuda.blockIdx.x - 1]  # prefix[-1] in block 0
 
 
 @cuda.jit
 def add_sums_off_by_one(out, partial, prefix, n):
     i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     if i < n:
-        out[i] = partial[i] + prefix[cuda.blockIdx.x]       # includes the block's own total
+        out[i] = partial[i] + prefix[cuda.blockIdx.x]  # includes the block's own total
 
 
 @cuda.jit
@@ -146,7 +146,7 @@ def domino_static(out, flags, carries, counter, a, n):
     xy = cuda.shared.array(KS, numba.float32)
     carry_in = cuda.shared.array(1, numba.float32)
     t = cuda.threadIdx.x
-    sec = cuda.blockIdx.x             # not a ticket: the predecessor may not have started
+    sec = cuda.blockIdx.x  # not a ticket: the predecessor may not have started
     i = sec * cuda.blockDim.x + t
     xy[t] = a[i] if i < n else 0.0
     stride = 1

@@ -27,7 +27,7 @@ def co_rank_ties_to_b(out, a, b, m, n):
         i_low = max(0, k - n)
         j_low = max(0, k - m)
         while True:
-            if i > 0 and j < n and a[i - 1] >= b[j]:       # on a tie B goes first: not stable
+            if i > 0 and j < n and a[i - 1] >= b[j]:  # on a tie B goes first: not stable
                 delta = (i - i_low + 1) // 2
                 j_low = j
                 i -= delta
@@ -51,12 +51,12 @@ def co_rank_no_bounds(out, a, b, m, n):
         i_low = max(0, k - n)
         j_low = max(0, k - m)
         while True:
-            if i > 0 and a[i - 1] > b[j]:                   # j may be n
+            if i > 0 and a[i - 1] > b[j]:  # j may be n
                 delta = (i - i_low + 1) // 2
                 j_low = j
                 i -= delta
                 j += delta
-            elif j > 0 and b[j - 1] >= a[i]:                # i may be m
+            elif j > 0 and b[j - 1] >= a[i]:  # i may be m
                 delta = (j - j_low + 1) // 2
                 i_low = i
                 i += delta
@@ -102,8 +102,16 @@ def tiled_no_end_barrier(c, a, b, m, n):
         k_next = min(k_curr + per_thread, c_cnt)
         i_curr = co_rank(k_curr, a_s, a_cnt, b_s, b_cnt)
         i_next = co_rank(k_next, a_s, a_cnt, b_s, b_cnt)
-        merge_sequential(c, c_start + c_done + k_curr, a_s, i_curr, i_next - i_curr,
-                         b_s, k_curr - i_curr, (k_next - i_next) - (k_curr - i_curr))
+        merge_sequential(
+            c,
+            c_start + c_done + k_curr,
+            a_s,
+            i_curr,
+            i_next - i_curr,
+            b_s,
+            k_curr - i_curr,
+            (k_next - i_next) - (k_curr - i_curr),
+        )
         used_a = co_rank(c_cnt, a_s, a_cnt, b_s, b_cnt)
         c_done += c_cnt
         a_done += used_a
@@ -135,7 +143,7 @@ def tiled_unguarded_load(c, a, b, m, n):
     while c_done < c_len:
         a_cnt = min(TILE, a_len - a_done)
         b_cnt = min(TILE, b_len - b_done)
-        for x in range(t, TILE, tpb):   # always a full tile: runs off the end of a and b
+        for x in range(t, TILE, tpb):  # always a full tile: runs off the end of a and b
             a_s[x] = a[a_start + a_done + x]
             b_s[x] = b[b_start + b_done + x]
         cuda.syncthreads()
@@ -145,8 +153,16 @@ def tiled_unguarded_load(c, a, b, m, n):
         k_next = min(k_curr + per_thread, c_cnt)
         i_curr = co_rank(k_curr, a_s, a_cnt, b_s, b_cnt)
         i_next = co_rank(k_next, a_s, a_cnt, b_s, b_cnt)
-        merge_sequential(c, c_start + c_done + k_curr, a_s, i_curr, i_next - i_curr,
-                         b_s, k_curr - i_curr, (k_next - i_next) - (k_curr - i_curr))
+        merge_sequential(
+            c,
+            c_start + c_done + k_curr,
+            a_s,
+            i_curr,
+            i_next - i_curr,
+            b_s,
+            k_curr - i_curr,
+            (k_next - i_next) - (k_curr - i_curr),
+        )
         used_a = co_rank(c_cnt, a_s, a_cnt, b_s, b_cnt)
         c_done += c_cnt
         a_done += used_a
