@@ -1,4 +1,5 @@
-"""PMPP chapter 5, memory architecture and data locality: tiled matrix multiplication.
+"""PMPP chapter 5, memory architecture and data locality: tiled matrix multiplication. (Just over 500
+lines: one chapter, one module, as its notebook.)
 
 Ladder: naive (chapter 3) -> shared-memory tiles with boundary checks (exercise) -> the tile size
 chosen at launch with dynamic shared memory (exercise) -> register tiling, each thread computing a

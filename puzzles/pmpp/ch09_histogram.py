@@ -1,4 +1,5 @@
-"""PMPP chapter 9, histogram: atomics, privatisation, coarsening, aggregation.
+"""PMPP chapter 9, histogram: atomics, privatisation, coarsening, aggregation. (Just over 500 lines:
+one chapter, one module, as its notebook.)
 
     ch09_hist_atomic              one element per thread, one global atomic each
     ch09_hist_private_global      a private copy per block in global memory, merged at the end
