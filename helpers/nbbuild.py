@@ -34,14 +34,14 @@ from nbformat import v4
 
 from helpers.puzzle import make_stub, strip_markers
 
+# fmt: off
 REPO_URL = "https://github.com/massively-parallel/massively-parallel"
-COURSE_REF = "v0.1.0"  # the tag notebooks clone and Colab badges open; "v" + pyproject version
+COURSE_REF = "v0.1.0"          # the tag notebooks clone and Colab badges open; "v" + pyproject version
 REPO_PATH = REPO_URL.removeprefix("https://github.com/")
 
 ROOT = Path(__file__).resolve().parents[1]
 README_START, README_END = "<!-- notebooks:start -->", "<!-- notebooks:end -->"
 
-# fmt: off
 SETUP_SOURCE = f'''\
 # Setup. Locally this only imports the course. On a fresh Colab runtime it first
 # clones the course at a pinned version and installs what the notebooks need.
