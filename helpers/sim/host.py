@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .poison import poison
+
 
 class DeviceArray:
     def __init__(self, data: np.ndarray):
@@ -48,10 +50,8 @@ def to_device(ary, stream=0, copy=True, to=None):
 
 
 def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
-    # CUDA leaves new device memory uninitialised; NaN/garbage makes reading it visible
-    dt = np.dtype(dtype)
-    fill = np.nan if dt.kind in "fc" else 0
-    return DeviceArray(np.full(shape, fill, dt, order=order))
+    # CUDA leaves new device memory uninitialised; the poison makes reading it visible
+    return DeviceArray(poison(shape, dtype))
 
 
 def device_array_like(ary, stream=0):
