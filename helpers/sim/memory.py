@@ -42,6 +42,7 @@ class Storage:
         self.acc = {}
         self.cross_block = cross_block   # global memory: accesses from different blocks conflict
         self.checked = run.races and space != "local"   # local arrays are private: no races
+        run.storages[aid] = self
 
 
 def _unordered(s, c, cross_block):
@@ -86,6 +87,30 @@ class SimArray:
 
     def __repr__(self):
         return f"<{_SPACE_WORDS[self.st.space]} {self.st.name} {self.dtype}{list(self.shape)}>"
+
+    def _whole(self, op, other=None, reflected=False):
+        verb, sym = _OPS[op]
+        me = self.st.name
+        if isinstance(other, SimArray):
+            a, b = (other.st.name, me) if reflected else (me, other.st.name)
+            what = f"{verb} two whole arrays (`{a}` {sym} `{b}`)"
+            fix = f"{a}[i] {sym} {b}[i]"
+        else:
+            what = f"{verb} a whole array (`{me}`) and a number"
+            fix = f"x {sym} {me}[i]" if reflected else f"{me}[i] {sym} x"
+        raise self.st.run.error(Unsupported, f"{what} is not allowed in a kernel: a kernel works element by "
+                                f"element, so index them, {fix}", 2, array=me)
+
+    def __bool__(self):
+        raise self.st.run.error(Unsupported, f"`{self.st.name}` is a whole array used as a condition: "
+                                "test an element, e.g. `if a[i] > 0:`", 1, array=self.st.name)
+
+    def _number(self, *_):
+        raise self.st.run.error(Unsupported, f"`{self.st.name}` is a whole array where a number is needed "
+                                "(int(), float(), math functions, an index): use an element, a[i]",
+                                1, array=self.st.name)
+
+    __int__ = __float__ = __index__ = __complex__ = _number
 
     def __array__(self, *a, **k):
         raise Unsupported(f"`{self.st.name}` is a device array inside a kernel: NumPy functions cannot "
@@ -200,7 +225,15 @@ class SimArray:
         else:
             flat = self._locate(idx, 1)
             if type(flat) is SimArray:
-                raise Unsupported(f"assigning to a slice of `{self.st.name}`: write elements one by one")
+                if flat.size != 1 or hasattr(value, "__len__"):
+                    raise self.st.run.error(
+                        Unsupported, f"assigning to a slice of `{self.st.name}` ({len(flat.shape)}-D view of "
+                        f"shape {flat.shape}): the simulator only takes a number stored into a one-element "
+                        "view (as `out[row] = x` for an array of shape (rows, 1)); write elements one by one",
+                        1, array=self.st.name, index=idx)
+                # a number into a one-element view, as Numba allows: the element itself
+                idx = (idx if type(idx) is tuple else (idx,)) + (0,) * len(flat.shape)
+                flat = flat.offset
         st = self.st
         run = st.run
         c = run.cur.actor
@@ -309,6 +342,32 @@ class SimArray:
         old = st.data[flat]
         st.data[flat] = op(old)
         return old
+
+
+_OPS = {
+    "add": ("adding", "+"), "sub": ("subtracting", "-"), "mul": ("multiplying", "*"),
+    "truediv": ("dividing", "/"), "floordiv": ("dividing", "//"), "mod": ("taking the remainder of", "%"),
+    "pow": ("raising", "**"), "matmul": ("multiplying", "@"), "and": ("combining", "&"),
+    "or": ("combining", "|"), "xor": ("combining", "^"), "lshift": ("shifting", "<<"),
+    "rshift": ("shifting", ">>"), "lt": ("comparing", "<"), "le": ("comparing", "<="),
+    "gt": ("comparing", ">"), "ge": ("comparing", ">="),
+}
+
+
+def _binop(op, reflected):
+    def f(self, other):
+        self._whole(op, other, reflected)
+    f.__name__ = f"__{'r' if reflected else ''}{op}__"
+    return f
+
+
+for _op in _OPS:
+    setattr(SimArray, f"__{_op}__", _binop(_op, False))
+    if _op not in ("lt", "le", "gt", "ge"):
+        setattr(SimArray, f"__r{_op}__", _binop(_op, True))
+        setattr(SimArray, f"__i{_op}__", _binop(_op, False))
+SimArray.__neg__ = SimArray.__pos__ = SimArray.__abs__ = SimArray.__invert__ = (
+    lambda self: self._whole("sub", 0, True))
 
 
 def _fmt(idx):

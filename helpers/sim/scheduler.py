@@ -29,12 +29,13 @@ from .memory import SimArray
 from .messages import at_thread, diagnostic, kernel_frame, source_at, user_frame
 from .options import Options
 from .spaces import Spaces
-from .threads import BAR, DONE, RUN, WARP, Dim3, Thread
-from .trace import WARP_SIZE, ArrayInfo, Trace
+from .threads import BAR, DONE, RUN, SPIN, WARP, Dim3, Thread
+from .trace import WARP_SIZE, WRITE, ArrayInfo, Trace
 
 # diagnostics held back while some threads of the block wait at a barrier: the thread that raised
 # one may have skipped that barrier, and then the divergence is the verdict (the same on every seed)
 _HELD = (E.DataRace, E.UninitializedRead, E.OutOfBounds)
+SPIN_CHECK = 100_000     # steps between looks for a thread spinning on memory nobody changes
 
 
 class _Timeout(BaseException):
@@ -58,9 +59,13 @@ class Run:
         self.params = code.co_varnames[:code.co_argcount]
         binding.check_arity(self.fn0, self.params, args)
         self.tracing, self.races = opts.trace, opts.races
-        self.steps, self.max_steps, self.timeout = 0, opts.max_steps, opts.timeout
+        # `max_steps` is the next step count at which `step` looks (the hot path compares with it):
+        # the limit, or earlier, to look for spin-waits
+        self.steps, self.step_limit, self.timeout = 0, opts.max_steps, opts.timeout
+        self.max_steps = min(self.step_limit, SPIN_CHECK)
         self.rec: list = []
         self.arrays: list[ArrayInfo] = []
+        self.storages: dict = {}             # array id -> its latest Storage (this block's, for shared)
         self.cur: Thread | None = None
         self.before: dict = {}
         self.writeback: list = []
@@ -68,6 +73,7 @@ class Run:
                       for name, a in zip(self.params, args)]
         self.order = binding.block_order(opts.block_order, int(np.prod(self.griddim)), opts.seed)
         self.spaces = Spaces(self)
+        self._probe: tuple | None = None     # the last look for a spin-wait
         self.warp_pending = False            # some thread waits at a warp operation
         self._tidxs: list | None = None      # threadIdx of each thread, shared by all blocks
 
@@ -83,10 +89,58 @@ class Run:
     # --- limits
     def step(self) -> None:
         self.steps += 1
-        if self.steps > self.max_steps:
-            raise self.error(E.Runaway, f"the kernel made more than {self.max_steps:,} memory accesses and "
+        if self.steps > self.step_limit:
+            raise self.error(E.Runaway, f"the kernel made more than {self.step_limit:,} memory accesses and "
                              "barriers: most likely a loop that never ends (a loop variable not advanced, "
                              "a stride of 0?). Raise helpers.sim.config.max_steps if it really needs more.")
+        if self.steps > self.max_steps:
+            self.max_steps = min(self.step_limit, self.steps + SPIN_CHECK)
+            if self.tracing and self.cur is not None and self._spinning():
+                # let the other threads run: one of them may set what this one waits for
+                t = self.cur
+                t.state, t.result = SPIN, len(self.rec)
+                self._yield(t)
+
+    def _spinning(self) -> bool:
+        """Has the running thread only re-read (or atomically tried) a few addresses whose values stayed
+        the same, over two looks SPIN_CHECK steps apart?"""
+        tail = self.rec[-(SPIN_CHECK // 2):]
+        if len(tail) < SPIN_CHECK // 2:
+            return False
+        me = self.cur
+        addrs = set()
+        for a, ak, flat, _, _ in tail:
+            if ak & 3 == WRITE or a[4] != me.t or a[0] != me.b:
+                return False
+            addrs.add((ak >> 2, flat))
+            if len(addrs) > 8:
+                return False
+        probe = (me.b, me.t, frozenset(addrs),
+                 tuple(self.storages[aid].data[flat].item() for aid, flat in sorted(addrs)))
+        last, self._probe = self._probe, probe
+        return probe == last
+    def _spin_deadlock(self, spinning: list[Thread]) -> E.SimulatorError:
+        th = spinning[0]
+        a, ak, flat, code, lasti = next(r for r in reversed(self.rec) if r[0][4] == th.t and r[0][0] == th.b)
+        info = self.arrays[ak >> 2]
+        idx = tuple(int(i) for i in np.unravel_index(flat, info.shape)) if info.shape else (flat,)
+        idx_s = ", ".join(map(str, idx))
+        line = assemble.line_of(code, lasti)
+        import linecache
+        src = linecache.getline(code.co_filename, line).strip()
+        others = [o for o in self.threads if o.state not in (DONE, SPIN)]
+        state = ("every other thread of the block has finished or waits at a barrier" if not spinning[1:]
+                 else f"{len(spinning)} threads spin so, and the others have finished or wait at a barrier")
+        if others and others[0].state == BAR:
+            state += f" (thread {tuple(others[0].tidx)} at line {others[0].wait.line()[0]})"
+        msg = (f"deadlock: this thread spins re-reading {info.space} array `{info.name}`[{idx_s}], waiting "
+               f"for it to change, but nothing can change it any more: {state}, and no thread of the "
+               "blocks that ran before wrote it. Blocks cannot wait for each other (they run in any order "
+               "and need not be resident together) and a flag nobody sets is never set: on a GPU this "
+               "kernel hangs. Restructure so no thread waits for another block (split the kernel in two "
+               "launches, or use atomics to let the last block finish the work).")
+        return diagnostic(E.Deadlock, msg, block=th.bidx, thread=th.tidx, line=line, source=src,
+                          array=info.name, index=idx)
 
     # --- diagnostics (memory.py raises through these)
     def error(self, cls: type[E.SimulatorError], msg: str, depth: int = 0, *, array: str | None = None,
@@ -266,6 +320,14 @@ class Run:
                 if last.g.dead:
                     last.state = DONE
                 i = last.t + 1
+            spinning = [th for th in threads if th.state == SPIN]
+            if spinning:
+                first = min(th.result for th in spinning)
+                if any(r[1] & 3 for r in self.rec[first:]):   # something was written since: look again
+                    for th in spinning:
+                        th.state = RUN
+                    continue
+                raise self._spin_deadlock(spinning)
             if threads[-1].state == DONE and all(th.state == DONE for th in threads):
                 held = next((th.error for th in threads if th.error is not None), None)
                 if held is not None:

@@ -13,8 +13,8 @@ from . import errors as E
 from .messages import source_at
 from .trace import WARP_SIZE
 
-# thread states
-RUN, BAR, WARP, DONE = 0, 1, 2, 3
+# thread states (SPIN: re-reading memory that nothing changes; `result` holds the record count then)
+RUN, BAR, WARP, DONE, SPIN = 0, 1, 2, 3, 4
 
 
 class Dim3(tuple):
