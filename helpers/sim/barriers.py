@@ -20,6 +20,8 @@ def resolve(run: Any, threads: list[Thread]) -> None:
             if th.state != BAR or f.f_lasti != lasti or f.f_code is not code:
                 break
         else:
+            if run.held:                 # a thread held a diagnostic back, yet reached the barrier
+                raise next(th.error for th in threads if th.error is not None)
             if w0.op == "syncthreads":   # plain barrier: no predicate to combine
                 for th in threads:
                     th.result = None
@@ -32,11 +34,12 @@ def resolve(run: Any, threads: list[Thread]) -> None:
     at = [th for th in threads if th.state == BAR]
     done = [th for th in threads if th.state == DONE]
     warp = [th for th in threads if th.state == WARP]
-    failed = [th for th in done if th.error is not None]
-    exited = [th for th in done if th.error is None]
+    failed = [th for th in done if th.killed]
+    exited = [th for th in done if not th.killed]
     if at and not exited and not warp and failed and len({th.wait.site() for th in at}) == 1:
         # the only threads missing stopped on an error of their own before reaching the barrier
         raise failed[0].error
+    failed = [th for th in threads if th.error is not None]
     if at and (exited or warp):
         raise divergence(run, at, exited, warp, failed)
     if not at:
@@ -56,6 +59,8 @@ def resolve(run: Any, threads: list[Thread]) -> None:
             "syncthreads; on a real GPU this deadlocks (the block hangs) or pairs the barriers up wrongly. "
             "Put one cuda.syncthreads() where every thread reaches it, outside the `if`.",
             a, a.wait.frame)
+    if run.held:
+        raise next(th.error for th in threads if th.error is not None)
     release(at)
 
 

@@ -183,7 +183,7 @@ class SimArray:
         st = self.st
         run = st.run
         if st.init is not None and not st.init[flat]:
-            raise self._uninit(idx, 1)
+            run.fail(self._uninit(idx, 1))
         c = run.cur.actor
         if st.checked:
             s = st.acc.get(flat)
@@ -196,8 +196,8 @@ class SimArray:
                         (w[0] != c[0] and st.cross_block)
                         or (w[0] == c[0] and w[1] == c[1] and w[4] != c[4]
                             and (w[2] != c[2] or w[3] == c[3]))):
-                    raise run.race(st, flat, idx, "reads", w,
-                                   "wrote" if not s[1] else "atomically updated", 1)
+                    run.fail(run.race(st, flat, idx, "reads", w,
+                                   "wrote" if not s[1] else "atomically updated", 1))
                 r = s[2]
                 if r is None:
                     s[2] = c
@@ -249,15 +249,15 @@ class SimArray:
                         (w[0] != c[0] and st.cross_block)
                         or (w[0] == c[0] and w[1] == c[1] and w[4] != c[4]
                             and (w[2] != c[2] or w[3] == c[3]))):
-                    raise run.race(st, flat, idx, "writes", w,
-                                   "wrote" if not s[1] else "atomically updated", 1)
+                    run.fail(run.race(st, flat, idx, "writes", w,
+                                   "wrote" if not s[1] else "atomically updated", 1))
                 r = s[2]
                 if r is not None:
                     if r is not c and _unordered(r, c, st.cross_block):
-                        raise run.race(st, flat, idx, "writes", r, "read", 1)
+                        run.fail(run.race(st, flat, idx, "writes", r, "read", 1))
                     r = s[3]
                     if r is not None and _unordered(r, c, st.cross_block):
-                        raise run.race(st, flat, idx, "writes", r, "read", 1)
+                        run.fail(run.race(st, flat, idx, "writes", r, "read", 1))
                 s[0] = c
                 s[1] = False
         if st.init is not None:
@@ -296,12 +296,12 @@ class SimArray:
             w = s[0]
             if w is not None and not (atomic and s[1]) and _unordered(w, c, st.cross_block):
                 verb = "atomically updates" if atomic else "writes"
-                raise run.race(st, flat, idx, verb, w, "wrote" if not s[1] else "atomically updated",
-                               depth + 1)
+                run.fail(run.race(st, flat, idx, verb, w, "wrote" if not s[1] else "atomically updated",
+                               depth + 1))
             for other in (s[2], s[3]):
                 if other is not None and _unordered(other, c, st.cross_block):
-                    raise run.race(st, flat, idx, "writes" if not atomic else "atomically updates",
-                                   other, "read", depth + 1)
+                    run.fail(run.race(st, flat, idx, "writes" if not atomic else "atomically updates",
+                                   other, "read", depth + 1))
             if atomic and w is not None and not s[1] and w == c:
                 atomic = False    # this thread's own plain write stays visible to later racers
             s[0] = c
@@ -337,7 +337,7 @@ class SimArray:
             raise Unsupported(f"atomic on a slice of `{self.st.name}`: give a full index")
         st = self.st
         if st.init is not None and not st.init[flat]:
-            raise self._uninit(idx if type(idx) is tuple else (idx,), depth + 1)
+            st.run.fail(self._uninit(idx if type(idx) is tuple else (idx,), depth + 1))
         self._write(flat, idx, ATOMIC, depth)
         old = st.data[flat]
         st.data[flat] = op(old)

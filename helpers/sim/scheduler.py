@@ -75,6 +75,7 @@ class Run:
         self.spaces = Spaces(self)
         self._probe: tuple | None = None     # the last look for a spin-wait
         self.warp_pending = False            # some thread waits at a warp operation
+        self.held = False                    # some thread holds back a diagnostic (see `fail`)
         self._tidxs: list | None = None      # threadIdx of each thread, shared by all blocks
 
     @property
@@ -178,6 +179,18 @@ class Run:
                f"first; on a real GPU it changes from run to run. {fix}")
         return self.error(E.DataRace, msg, array=st.name, index=idx)
 
+    def fail(self, err: E.SimulatorError) -> None:
+        """Raise `err`, or hold it back when other threads of the block wait at a barrier in this
+        thread's barrier interval: this thread may have skipped that barrier, and then the divergence is
+        the verdict (the same on every seed and block order). A held thread runs on; the error is
+        raised when it reaches the barrier after all, or named second to the divergence."""
+        t = self.cur
+        if t.error is None:
+            if not any(o.state == BAR and o.epoch == t.epoch for o in self.threads):
+                raise err
+            t.error = err
+            self.held = True
+
     def touched_since_barrier(self, th: Thread) -> bool:
         """Did `th` access memory, in its current barrier interval, at a line below the barrier the
         others wait at? (Unknown without a trace: then assume it did.)"""
@@ -277,13 +290,20 @@ class Run:
         try:
             self.fn(*self.kargs)
         except _HELD as err:
-            if any(o.state == BAR and o.epoch == th.epoch for o in self.threads):
+            if th.error is None and any(o.state == BAR and o.epoch == th.epoch for o in self.threads):
                 th.error = err     # decided when the barrier resolves (see barriers.resolve)
+                th.killed = self.held = True
                 return
+            if th.error is not None:
+                return             # a thread running on after a held error: it has left the barrier
             raise
         except E.SimulatorError:
+            if th.error is not None:
+                return
             raise
         except (Exception, SystemExit, KeyboardInterrupt) as e:   # never leave the launch
+            if th.error is not None and not isinstance(e, (SystemExit, KeyboardInterrupt)):
+                return             # garbage from a held error's poison value: the held error speaks
             frame, line = kernel_frame(e.__traceback__)
             line, src = source_at(frame, line)
             what = {SystemExit: "exit the program (sys.exit or raise SystemExit)",

@@ -61,7 +61,7 @@ class Wait:
 
 class Thread:
     __slots__ = ("b", "t", "tidx", "bidx", "warp", "lane", "epoch", "wepoch", "actor", "g",
-                 "state", "wait", "result", "local", "error")
+                 "state", "wait", "result", "local", "error", "killed")
 
     def __init__(self, b: int, t: int, tidx: Dim3, bidx: Dim3) -> None:
         self.b, self.t, self.tidx, self.bidx = b, t, tidx, bidx
@@ -73,7 +73,8 @@ class Thread:
         self.wait = Wait()
         self.result: Any = None
         self.local: dict = {}
-        self.error: Exception | None = None   # the diagnostic that stopped this thread, held back
+        self.error: Exception | None = None   # a diagnostic held back (see Run.fail)
+        self.killed = False                    # the thread stopped at that diagnostic
 
     def advance(self, barrier: bool) -> None:
         if barrier:
