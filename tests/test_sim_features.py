@@ -414,3 +414,58 @@ def test_poison_policy():
     ints = sim.poison(np.zeros((2, 2), np.int32))
     assert ints.shape == (2, 2) and (ints == np.iinfo(np.int32).max // 3 + 7).all()
     assert (host.device_array(3, np.int64).copy_to_host() == np.iinfo(np.int64).max // 3 + 7).all()
+
+
+# --- g. cooperative groups: a grid-wide barrier -------------------------------------------------------
+
+@cuda.jit
+def reverse_via_grid(out, tmp, x):
+    i = cuda.grid(1)
+    n = x.shape[0]
+    tmp[i] = 2 * x[i]
+    cuda.cg.this_grid().sync()
+    out[i] = tmp[n - 1 - i]        # written by another block: ordered by the grid barrier
+
+
+@cuda.jit
+def reverse_no_grid_sync(out, tmp, x):
+    i = cuda.grid(1)
+    n = x.shape[0]
+    tmp[i] = 2 * x[i]
+    cuda.syncthreads()             # orders one block only
+    out[i] = tmp[n - 1 - i]
+
+
+@cuda.jit
+def grid_sync_in_if(out, tmp, x):
+    i = cuda.grid(1)
+    tmp[i] = x[i]
+    if i < x.shape[0] - 5:
+        cuda.cg.this_grid().sync()
+    out[i] = tmp[i]
+
+
+def test_grid_sync_orders_blocks():
+    n = 4 * TPB
+    x = data(n)
+    for kw in ORDERS:
+        out, tmp = np.zeros(n, np.float32), np.zeros(n, np.float32)
+        sim.launch(reverse_via_grid, 4, TPB, (out, tmp, x), **kw)
+        np.testing.assert_allclose(out, 2 * x[::-1])
+        err = diagnose(E.DataRace, reverse_no_grid_sync, 4, TPB, (out, tmp, x), **kw)
+        assert err.array == "tmp" and "another block" in str(err)
+
+
+def test_grid_sync_needs_every_thread_and_a_resident_grid():
+    n = 2 * TPB
+    x, out, tmp = data(n), np.zeros(n, np.float32), np.zeros(n, np.float32)
+    err = diagnose(E.BarrierDivergence, grid_sync_in_if, 2, TPB, (out, tmp, x))
+    assert "this_grid().sync()" in str(err) and "hangs" in str(err)
+    # a T4 holds 40 SMs x min(16, 1024 // 1024) = 40 blocks of 1024 threads
+    big = 41 * 1024
+    err = diagnose(E.LaunchError, reverse_via_grid, 41, 1024,
+                   (np.zeros(big, np.float32), np.zeros(big, np.float32), np.zeros(big, np.float32)),
+                   trace=False, races=False)
+    assert "40 such blocks" in str(err) and "resident" in str(err)
+    from helpers.sim.grid import max_resident_blocks
+    assert max_resident_blocks(256, 0) == 160 and max_resident_blocks(256, 48 * 1024) == 40

@@ -73,6 +73,9 @@ class SimCuda:
         self.local = _Namespace(array=lambda shape, dtype, alignment=None: r.local_array(
             shape, dtype, sys._getframe(1)))
         self.const = _Namespace(array_like=lambda ary: r.const_array(ary, sys._getframe(1)))
+        from .grid import GridGroup
+        group = GridGroup(r)
+        self.cg = _Namespace(this_grid=lambda: group)
 
     # --- indexing helpers
     def grid(self, ndim):

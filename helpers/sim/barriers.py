@@ -6,7 +6,7 @@ from typing import Any
 
 from . import errors as E
 from .messages import at_thread
-from .threads import BAR, DONE, RUN, WARP, Thread
+from .threads import BAR, DONE, GRID, RUN, WARP, Thread
 
 
 def resolve(run: Any, threads: list[Thread]) -> None:
@@ -33,7 +33,7 @@ def resolve(run: Any, threads: list[Thread]) -> None:
             return
     at = [th for th in threads if th.state == BAR]
     done = [th for th in threads if th.state == DONE]
-    warp = [th for th in threads if th.state == WARP]
+    warp = [th for th in threads if th.state in (WARP, GRID)]   # waiting elsewhere
     failed = [th for th in done if th.killed]
     exited = [th for th in done if not th.killed]
     if at and not exited and not warp and failed and len({th.wait.site() for th in at}) == 1:

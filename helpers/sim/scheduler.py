@@ -21,7 +21,7 @@ from typing import Any, Sequence
 import numpy as np
 from greenlet import greenlet
 
-from . import assemble, barriers, binding, warps
+from . import assemble, barriers, binding, grid, warps
 from . import errors as E
 from .api import ALIASES, SimCuda
 from .kernel import py_func, rebind
@@ -29,7 +29,7 @@ from .memory import SimArray
 from .messages import at_thread, diagnostic, kernel_frame, source_at, user_frame
 from .options import Options
 from .spaces import Spaces
-from .threads import BAR, DONE, RUN, SPIN, WARP, Dim3, Thread
+from .threads import BAR, DONE, GRID, RUN, SPIN, WARP, Dim3, Thread
 from .trace import WARP_SIZE, WRITE, ArrayInfo, Trace
 
 # diagnostics held back while some threads of the block wait at a barrier: the thread that raised
@@ -76,6 +76,10 @@ class Run:
         self._probe: tuple | None = None     # the last look for a spin-wait
         self.warp_pending = False            # some thread waits at a warp operation
         self.held = False                    # some thread holds back a diagnostic (see `fail`)
+        self.coop = grid.uses_grid_sync(self.fn0)   # blocks run together, for a grid barrier
+        self.parked: dict = {}               # block -> its saved state, while it waits at the grid barrier
+        self.grid_sched: Any = None
+        self._resident_checked = False
         self._tidxs: list | None = None      # threadIdx of each thread, shared by all blocks
 
     @property
@@ -271,6 +275,48 @@ class Run:
         self._yield(t)
         return t.result
 
+    def grid_sync(self, frame: FrameType) -> None:
+        t = self.cur
+        if not self._resident_checked:
+            grid.check_residency(self, t, frame)
+            self._resident_checked = True
+        w = t.wait
+        w.op, w.pred, w.frame = "cg.this_grid().sync", None, frame
+        t.state = GRID
+        self.steps += 1
+        if self.steps > self.max_steps:
+            self.step()
+        self._yield(t)
+
+    def _park(self, b: int) -> None:
+        """This block waits at the grid barrier: hand over to the grid scheduler until it releases."""
+        sp = self.spaces
+        self.parked[b] = {"threads": self.threads, "warps": self.warps, "sched": self.sched,
+                          "blockIdx": self.api.blockIdx,
+                          "spaces": (sp.block_shared, sp.static_shared, sp.dynamic, sp.dynamic_state)}
+        self.grid_sched.switch()
+        st = self.parked.pop(b)
+        self.threads, self.warps, self.sched = st["threads"], st["warps"], st["sched"]
+        self.api.blockIdx = st["blockIdx"]
+        sp.block_shared, sp.static_shared, sp.dynamic, sp.dynamic_state = st["spaces"]
+        self.warp_pending = self.held = False
+
+    def _run_grid(self) -> None:
+        """All blocks at once (a kernel with a grid barrier): round-robin until each parks or ends."""
+        self.grid_sched = greenlet.getcurrent()
+        blocks = {b: greenlet(partial(self._run_block, b)) for b in self.order}
+        while True:
+            for b in self.order:
+                if not blocks[b].dead:
+                    blocks[b].switch()
+            alive = [b for b in self.order if not blocks[b].dead]
+            if not alive:
+                return
+            done = [b for b in self.order if blocks[b].dead]
+            if done:
+                raise grid.unfinished(self, done, self.parked)
+            grid.release(self, self.parked)
+
     def _yield(self, t: Thread) -> None:
         """Block `t`: switch straight to the next runnable thread of this round, or back to the scheduler."""
         threads = self.threads
@@ -340,6 +386,12 @@ class Run:
                 if last.g.dead:
                     last.state = DONE
                 i = last.t + 1
+            if self.coop and any(th.state == GRID for th in threads):
+                if all(th.state in (GRID, DONE) for th in threads):
+                    if any(th.state == DONE for th in threads):
+                        raise grid.partial_block(self, threads)
+                    self._park(b)
+                    continue
             spinning = [th for th in threads if th.state == SPIN]
             if spinning:
                 first = min(th.result for th in spinning)
@@ -381,8 +433,11 @@ class Run:
         gc_was = gc.isenabled()
         gc.disable()
         try:
-            for b in self.order:
-                self._run_block(b)
+            if self.coop:
+                self._run_grid()
+            else:
+                for b in self.order:
+                    self._run_block(b)
         except _Timeout as e:
             raise self.error(E.Runaway, f"the kernel ran for more than {self.timeout:g} s in the simulator: "
                              "most likely a loop that never ends. Raise helpers.sim.config.timeout if it "
