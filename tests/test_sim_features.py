@@ -469,3 +469,33 @@ def test_grid_sync_needs_every_thread_and_a_resident_grid():
     assert "40 such blocks" in str(err) and "resident" in str(err)
     from helpers.sim.grid import max_resident_blocks
     assert max_resident_blocks(256, 0) == 160 and max_resident_blocks(256, 48 * 1024) == 40
+
+
+@cuda.jit
+def call_array(out, a):
+    i = cuda.grid(1)
+    out[i] = a(i)
+
+
+@cuda.jit
+def slow_loop(out, n):
+    i = cuda.grid(1)
+    x = 0
+    for k in range(n):
+        x += k
+    out[i] = x
+
+
+def test_python_errors_name_no_internal_class():
+    err = diagnose(E.KernelException, call_array, 1, 2, (np.zeros(2), np.zeros(2)))
+    assert "device array" in str(err) and "not callable" in str(err)
+
+
+def test_deadline_bounds_a_whole_check():
+    t0 = time.perf_counter()
+    deadline = time.monotonic() + 0.5
+    with pytest.raises(E.Runaway):
+        for _ in range(10):       # each launch alone is within its own 10 s limit
+            sim.launch(slow_loop, 1, 1, (np.zeros(1), 10**9), deadline=deadline)
+    assert time.perf_counter() - t0 < 3
+    assert sim.config.timeout <= 10

@@ -43,14 +43,15 @@ class Launch:
 def launch(kernel: Any, grid: Any, block: Any, args: Sequence[Any], *, shared_bytes: int = 0,
            roles: Mapping[str, str] | None = None, trace: bool = True, block_order: BlockOrder = "forward",
            seed: int = 0, cross_block_races: bool = True, races: bool = True, max_steps: int | None = None,
-           timeout: float | None = None, options: Options | None = None) -> Launch:
+           timeout: float | None = None, deadline: float | None = None,
+           options: Options | None = None) -> Launch:
     """Run `kernel[grid, block, 0, shared_bytes](*args)` on the simulator (see helpers/README.md).
 
     The keyword arguments are the fields of `Options`; pass `options=` to give them as one object."""
     if options is None:
         options = Options(shared_bytes=shared_bytes, roles=dict(roles or {}), trace=trace,
                           block_order=block_order, seed=seed, cross_block_races=cross_block_races,
-                          races=races, max_steps=max_steps, timeout=timeout)
+                          races=races, max_steps=max_steps, timeout=timeout, deadline=deadline)
     run = Run(kernel, grid, block, tuple(args), options)
     run.execute()
     return Launch(run.trace(), run.static_shared_max + options.shared_bytes, run.steps)

@@ -73,3 +73,15 @@ def at_thread(cls: type[E.SimulatorError], msg: str, th: Any, frame: FrameType |
     line, src = source_at(frame)
     return diagnostic(cls, msg, block=th and th.bidx, thread=th and th.tidx, line=line, source=src,
                       **fields)
+
+
+_INTERNAL = (("'SimArray'", "device array"), ("SimArray", "device array"), ("'SimCuda'", "cuda"),
+             ("SimCuda", "cuda"), ("'_Namespace'", "cuda namespace"), ("_Namespace", "cuda namespace"),
+             ("'GridGroup'", "grid group"), ("'DeviceArray'", "device array"))
+
+
+def plain_words(text: str) -> str:
+    """A Python error message about the simulator's own objects, in the words a kernel uses."""
+    for internal, plain in _INTERNAL:
+        text = text.replace(internal, plain)
+    return text

@@ -30,6 +30,7 @@ class Options:
     races: bool = True                        # check races at all
     max_steps: int | None = None
     timeout: float | None = None
+    deadline: float | None = None             # time.monotonic() by which to stop (a whole check's budget)
 
     def resolved(self) -> "Options":
         """These options with the limits left unset taken from `config`."""

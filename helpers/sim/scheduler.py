@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import gc
 import threading
+import time
 from functools import partial
 from types import FrameType
 from typing import Any, Sequence
@@ -26,7 +27,7 @@ from . import errors as E
 from .api import ALIASES, SimCuda
 from .kernel import py_func, rebind
 from .memory import SimArray
-from .messages import at_thread, diagnostic, kernel_frame, source_at, user_frame
+from .messages import at_thread, diagnostic, kernel_frame, plain_words, source_at, user_frame
 from .options import Options
 from .spaces import Spaces
 from .threads import BAR, DONE, GRID, RUN, SPIN, WARP, Dim3, Thread
@@ -355,7 +356,8 @@ class Run:
             what = {SystemExit: "exit the program (sys.exit or raise SystemExit)",
                     KeyboardInterrupt: "raise KeyboardInterrupt"}.get(type(e))
             msg = (f"the kernel tried to {what}: a GPU kernel cannot stop the program; the simulator "
-                   "stopped the kernel instead" if what else f"the kernel raised {type(e).__name__}: {e}")
+                   "stopped the kernel instead" if what else
+                   f"the kernel raised {type(e).__name__}: {plain_words(str(e))}")
             raise diagnostic(E.KernelException, msg, block=th.bidx, thread=th.tidx, line=line,
                              source=src) from (e if what is None else None)
 
@@ -424,7 +426,11 @@ class Run:
                     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(main),
                                                                ctypes.py_object(_Timeout))
 
-        timer = threading.Timer(self.timeout, watchdog) if self.timeout else None
+        limit = self.timeout
+        if self.opts.deadline is not None:     # the caller's budget for a whole check
+            limit = max(0.001, min(limit or float("inf"), self.opts.deadline - time.monotonic()))
+        self.timeout = limit
+        timer = threading.Timer(limit, watchdog) if limit else None
         if timer:
             timer.daemon = True
             timer.start()
