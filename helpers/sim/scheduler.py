@@ -36,7 +36,7 @@ from .trace import WARP_SIZE, WRITE, ArrayInfo, Trace
 # diagnostics held back while some threads of the block wait at a barrier: the thread that raised
 # one may have skipped that barrier, and then the divergence is the verdict (the same on every seed)
 _HELD = (E.DataRace, E.UninitializedRead, E.OutOfBounds)
-SPIN_CHECK = 100_000     # steps between looks for a thread spinning on memory nobody changes
+SPIN_CHECK = 20_000     # steps between looks for a thread spinning on memory nobody changes
 
 
 class _Timeout(BaseException):
