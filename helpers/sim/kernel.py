@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import dis
+import functools
 import inspect
 import textwrap
 import types
@@ -80,12 +81,13 @@ def rebind(kernel, api, real_cuda, real_numba, aliases):
     return fn_copy(root)
 
 
+@functools.lru_cache(maxsize=4096)
 def _loaded_globals(code):
     names = {i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
-            names |= _loaded_globals(c)
-    return names
+            names = names | _loaded_globals(c)
+    return frozenset(names)
 
 
 _PLAIN = (int, float, complex, bool, str, bytes, np.generic, np.ndarray, np.dtype, types.ModuleType,

@@ -77,6 +77,7 @@ class Run:
         self._probe: tuple | None = None     # the last look for a spin-wait
         self.warp_pending = False            # some thread waits at a warp operation
         self.held = False                    # some thread holds back a diagnostic (see `fail`)
+        self.any_spin = False                # some thread of the block is in state SPIN
         self.coop = grid.uses_grid_sync(self.fn0)   # blocks run together, for a grid barrier
         self.parked: dict = {}               # block -> its saved state, while it waits at the grid barrier
         self.grid_sched: Any = None
@@ -105,6 +106,7 @@ class Run:
                 # let the other threads run: one of them may set what this one waits for
                 t = self.cur
                 t.state, t.result = SPIN, len(self.rec)
+                self.any_spin = True
                 self._yield(t)
 
     def _spinning(self) -> bool:
@@ -394,14 +396,16 @@ class Run:
                         raise grid.partial_block(self, threads)
                     self._park(b)
                     continue
-            spinning = [th for th in threads if th.state == SPIN]
-            if spinning:
-                first = min(th.result for th in spinning)
-                if any(r[1] & 3 for r in self.rec[first:]):   # something was written since: look again
-                    for th in spinning:
-                        th.state = RUN
-                    continue
-                raise self._spin_deadlock(spinning)
+            if self.any_spin:
+                self.any_spin = False
+                spinning = [th for th in threads if th.state == SPIN]
+                if spinning:
+                    first = min(th.result for th in spinning)
+                    if any(r[1] & 3 for r in self.rec[first:]):   # something was written since: look again
+                        for th in spinning:
+                            th.state = RUN
+                        continue
+                    raise self._spin_deadlock(spinning)
             if threads[-1].state == DONE and all(th.state == DONE for th in threads):
                 held = next((th.error for th in threads if th.error is not None), None)
                 if held is not None:

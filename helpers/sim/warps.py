@@ -33,13 +33,19 @@ def resolve_warps(run: Any) -> bool:
         for th in lanes:
             if th.state != WARP:
                 continue
-            op, mask = th.wait.op, th.wait.mask
-            site = th.wait.site()
+            op, mask, f0 = th.wait.op, th.wait.mask, th.wait.frame
+            code, lasti = f0.f_code, f0.f_lasti
+            site = None
             group = [by_lane[ln] for ln in range(WARP_SIZE) if (mask >> ln) & 1 and ln in by_lane]
             for g in group:
                 w = g.wait
-                if g.state == WARP and w.op == op and w.mask == mask and w.site() == site:
-                    continue
+                if g.state == WARP and w.op == op and w.mask == mask:
+                    f = w.frame
+                    if f.f_lasti == lasti and f.f_code is code:   # the common case: one instruction
+                        continue
+                    site = site or th.wait.site()
+                    if w.site() == site:
+                        continue
                 if g.state == DONE:
                     why = "had already finished the kernel"
                 elif g.state == BAR:
