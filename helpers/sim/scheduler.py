@@ -30,7 +30,7 @@ from .memory import SimArray
 from .messages import at_thread, diagnostic, kernel_frame, plain_words, source_at, user_frame
 from .options import Options
 from .spaces import Spaces
-from .threads import BAR, DONE, GRID, RUN, SPIN, WARP, Dim3, Thread
+from .threads import BAR, DONE, GRID, RUN, SPIN, WARP, Dim3, Thread, Wait
 from .trace import WARP_SIZE, WRITE, ArrayInfo, Trace
 
 # diagnostics held back while some threads of the block wait at a barrier: the thread that raised
@@ -83,6 +83,7 @@ class Run:
         self.grid_sched: Any = None
         self._resident_checked = False
         self._tidxs: list | None = None      # threadIdx of each thread, shared by all blocks
+        self._waits: list | None = None
 
     @property
     def static_shared_max(self) -> int:
@@ -370,7 +371,10 @@ class Run:
         n = int(np.prod(self.blockdim))
         if self._tidxs is None:
             self._tidxs = [Dim3(self.tidx_of(t)) for t in range(n)]
-        threads = self.threads = [Thread(b, t, tidx, bidx) for t, tidx in enumerate(self._tidxs)]
+        if self.coop or self._waits is None:
+            self._waits = [Wait() for _ in range(n)]
+        waits = self._waits
+        threads = self.threads = [Thread(b, t, tidx, bidx, waits[t]) for t, tidx in enumerate(self._tidxs)]
         self.warps = [threads[w:w + WARP_SIZE] for w in range(0, n, WARP_SIZE)]
         self.sched = greenlet.getcurrent()
         for th in threads:

@@ -63,14 +63,14 @@ class Thread:
     __slots__ = ("b", "t", "tidx", "bidx", "warp", "lane", "epoch", "wepoch", "actor", "g",
                  "state", "wait", "result", "local", "error", "killed")
 
-    def __init__(self, b: int, t: int, tidx: Dim3, bidx: Dim3) -> None:
+    def __init__(self, b: int, t: int, tidx: Dim3, bidx: Dim3, wait: Wait | None = None) -> None:
         self.b, self.t, self.tidx, self.bidx = b, t, tidx, bidx
         self.warp, self.lane = divmod(t, WARP_SIZE)
         self.epoch = self.wepoch = 0
         # who made an access, for the race check and the trace: ordered by barrier and warp epochs
         self.actor = (b, 0, self.warp, 0, t)
         self.state = RUN
-        self.wait = Wait()
+        self.wait = wait or Wait()     # blocks that run one after another reuse one set of records
         self.result: Any = None
         self.local: dict = {}
         self.error: Exception | None = None   # a diagnostic held back (see Run.fail)
