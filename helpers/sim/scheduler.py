@@ -7,7 +7,8 @@ barrier releases. Nothing depends on wall time.
 
 The concerns live beside it: binding.py (launch validation, arguments), spaces.py (shared, local,
 constant memory), memory.py (checked arrays, race state), barriers.py, warps.py, assemble.py
-(trace assembly), messages.py (every diagnostic's header), options.py (the launch's options).
+(trace assembly), messages.py (every diagnostic's header), options.py (the launch's options),
+grid.py (cooperative groups' grid barrier: blocks run together), spin.py (spin-waits that never end).
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from typing import Any, Sequence
 import numpy as np
 from greenlet import greenlet
 
-from . import assemble, barriers, binding, grid, warps
+from . import assemble, barriers, binding, grid, spin, warps
 from . import errors as E
 from .api import ALIASES, SimCuda
 from .kernel import py_func, rebind
@@ -31,12 +32,11 @@ from .messages import at_thread, diagnostic, kernel_frame, plain_words, source_a
 from .options import Options
 from .spaces import Spaces
 from .threads import BAR, DONE, GRID, RUN, SPIN, WARP, Dim3, Thread, Wait
-from .trace import WARP_SIZE, WRITE, ArrayInfo, Trace
+from .trace import WARP_SIZE, ArrayInfo, Trace
 
 # diagnostics held back while some threads of the block wait at a barrier: the thread that raised
 # one may have skipped that barrier, and then the divergence is the verdict (the same on every seed)
 _HELD = (E.DataRace, E.UninitializedRead, E.OutOfBounds)
-SPIN_CHECK = 20_000     # steps between looks for a thread spinning on memory nobody changes
 
 
 class _Timeout(BaseException):
@@ -63,7 +63,7 @@ class Run:
         # `max_steps` is the next step count at which `step` looks (the hot path compares with it):
         # the limit, or earlier, to look for spin-waits
         self.steps, self.step_limit, self.timeout = 0, opts.max_steps, opts.timeout
-        self.max_steps = min(self.step_limit, SPIN_CHECK)
+        self.max_steps = min(self.step_limit, spin.CHECK)
         self.rec: list = []
         self.arrays: list[ArrayInfo] = []
         self.storages: dict = {}             # array id -> its latest Storage (this block's, for shared)
@@ -74,7 +74,7 @@ class Run:
                       for name, a in zip(self.params, args)]
         self.order = binding.block_order(opts.block_order, int(np.prod(self.griddim)), opts.seed)
         self.spaces = Spaces(self)
-        self._probe: tuple | None = None     # the last look for a spin-wait
+        self.spin_probe: tuple | None = None  # the last look for a spin-wait (spin.py)
         self.warp_pending = False            # some thread waits at a warp operation
         self.held = False                    # some thread holds back a diagnostic (see `fail`)
         self.any_spin = False                # some thread of the block is in state SPIN
@@ -102,54 +102,13 @@ class Run:
                              "barriers: most likely a loop that never ends (a loop variable not advanced, "
                              "a stride of 0?). Raise helpers.sim.config.max_steps if it really needs more.")
         if self.steps > self.max_steps:
-            self.max_steps = min(self.step_limit, self.steps + SPIN_CHECK)
-            if self.tracing and self.cur is not None and self._spinning():
+            self.max_steps = min(self.step_limit, self.steps + spin.CHECK)
+            if self.tracing and self.cur is not None and spin.looks_stuck(self):
                 # let the other threads run: one of them may set what this one waits for
                 t = self.cur
                 t.state, t.result = SPIN, len(self.rec)
                 self.any_spin = True
                 self._yield(t)
-
-    def _spinning(self) -> bool:
-        """Has the running thread only re-read (or atomically tried) a few addresses whose values stayed
-        the same, over two looks SPIN_CHECK steps apart?"""
-        tail = self.rec[-(SPIN_CHECK // 2):]
-        if len(tail) < SPIN_CHECK // 2:
-            return False
-        me = self.cur
-        addrs = set()
-        for a, ak, flat, _, _ in tail:
-            if ak & 3 == WRITE or a[4] != me.t or a[0] != me.b:
-                return False
-            addrs.add((ak >> 2, flat))
-            if len(addrs) > 8:
-                return False
-        probe = (me.b, me.t, frozenset(addrs),
-                 tuple(self.storages[aid].data[flat].item() for aid, flat in sorted(addrs)))
-        last, self._probe = self._probe, probe
-        return probe == last
-    def _spin_deadlock(self, spinning: list[Thread]) -> E.SimulatorError:
-        th = spinning[0]
-        a, ak, flat, code, lasti = next(r for r in reversed(self.rec) if r[0][4] == th.t and r[0][0] == th.b)
-        info = self.arrays[ak >> 2]
-        idx = tuple(int(i) for i in np.unravel_index(flat, info.shape)) if info.shape else (flat,)
-        idx_s = ", ".join(map(str, idx))
-        line = assemble.line_of(code, lasti)
-        import linecache
-        src = linecache.getline(code.co_filename, line).strip()
-        others = [o for o in self.threads if o.state not in (DONE, SPIN)]
-        state = ("every other thread of the block has finished or waits at a barrier" if not spinning[1:]
-                 else f"{len(spinning)} threads spin so, and the others have finished or wait at a barrier")
-        if others and others[0].state == BAR:
-            state += f" (thread {tuple(others[0].tidx)} at line {others[0].wait.line()[0]})"
-        msg = (f"deadlock: this thread spins re-reading {info.space} array `{info.name}`[{idx_s}], waiting "
-               f"for it to change, but nothing can change it any more: {state}, and no thread of the "
-               "blocks that ran before wrote it. Blocks cannot wait for each other (they run in any order "
-               "and need not be resident together) and a flag nobody sets is never set: on a GPU this "
-               "kernel hangs. Restructure so no thread waits for another block (split the kernel in two "
-               "launches, or use atomics to let the last block finish the work).")
-        return diagnostic(E.Deadlock, msg, block=th.bidx, thread=th.tidx, line=line, source=src,
-                          array=info.name, index=idx)
 
     # --- diagnostics (memory.py raises through these)
     def error(self, cls: type[E.SimulatorError], msg: str, depth: int = 0, *, array: str | None = None,
@@ -409,7 +368,7 @@ class Run:
                         for th in spinning:
                             th.state = RUN
                         continue
-                    raise self._spin_deadlock(spinning)
+                    raise spin.deadlock(self, spinning)
             if threads[-1].state == DONE and all(th.state == DONE for th in threads):
                 held = next((th.error for th in threads if th.error is not None), None)
                 if held is not None:
