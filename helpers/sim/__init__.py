@@ -9,6 +9,7 @@ See helpers/README.md for the options, the diagnostics and the supported API.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
 
 from . import errors
 from .errors import (
@@ -26,18 +27,10 @@ from .errors import (
     WarpDivergence,
 )
 from .host import DeviceArray, device_array, device_array_like, to_device
+from .options import BlockOrder, Config, Options, config
+from .poison import poison
 from .scheduler import Run
 from .trace import Trace
-
-
-@dataclass
-class Config:
-    max_steps: int = 5_000_000   # memory accesses + barriers per launch before Runaway
-    timeout: float = 30.0        # seconds per launch before Runaway (catches loops with no accesses)
-    trace: bool = True           # record accesses for launches made through kernel[...] (sim engine)
-
-
-config = Config()
 
 
 @dataclass
@@ -47,18 +40,25 @@ class Launch:
     steps: int
 
 
-def launch(kernel, grid, block, args, *, shared_bytes=0, roles=None, trace=True, block_order="forward",
-           seed=0, cross_block_races=True, races=True, max_steps=None, timeout=None) -> Launch:
-    """Run `kernel[grid, block, 0, shared_bytes](*args)` on the simulator (see helpers/README.md)."""
-    run = Run(kernel, grid, block, tuple(args), shared_bytes=shared_bytes, roles=roles, trace=trace,
-              block_order=block_order, seed=seed, cross_block_races=cross_block_races, races=races,
-              max_steps=max_steps or config.max_steps,
-              timeout=config.timeout if timeout is None else timeout)
+def launch(kernel: Any, grid: Any, block: Any, args: Sequence[Any], *, shared_bytes: int = 0,
+           roles: Mapping[str, str] | None = None, trace: bool = True, block_order: BlockOrder = "forward",
+           seed: int = 0, cross_block_races: bool = True, races: bool = True, max_steps: int | None = None,
+           timeout: float | None = None, deadline: float | None = None,
+           options: Options | None = None) -> Launch:
+    """Run `kernel[grid, block, 0, shared_bytes](*args)` on the simulator (see helpers/README.md).
+
+    The keyword arguments are the fields of `Options`; pass `options=` to give them as one object."""
+    if options is None:
+        options = Options(shared_bytes=shared_bytes, roles=dict(roles or {}), trace=trace,
+                          block_order=block_order, seed=seed, cross_block_races=cross_block_races,
+                          races=races, max_steps=max_steps, timeout=timeout, deadline=deadline)
+    run = Run(kernel, grid, block, tuple(args), options)
     run.execute()
-    return Launch(run.trace(), run.static_shared_max + shared_bytes, run.steps)
+    return Launch(run.trace(), run.static_shared_max + options.shared_bytes, run.steps)
 
 
-__all__ = ["launch", "config", "Launch", "Trace", "errors", "to_device", "device_array",
+__all__ = ["launch", "config", "Config", "Options", "poison", "Launch", "Trace",
+           "errors", "to_device", "device_array",
            "device_array_like", "DeviceArray", "SimulatorError", "OutOfBounds", "UninitializedRead",
            "DataRace", "BarrierDivergence", "WarpDivergence", "Deadlock", "Runaway", "LaunchError",
            "ReadOnlyWrite", "KernelException", "Unsupported"]

@@ -73,6 +73,9 @@ class SimCuda:
         self.local = _Namespace(array=lambda shape, dtype, alignment=None: r.local_array(
             shape, dtype, sys._getframe(1)))
         self.const = _Namespace(array_like=lambda ary: r.const_array(ary, sys._getframe(1)))
+        from .grid import GridGroup
+        group = GridGroup(r)
+        self.cg = _Namespace(this_grid=lambda: group)
 
     # --- indexing helpers
     def grid(self, ndim):
@@ -129,6 +132,12 @@ class SimCuda:
 
     def eq_sync(self, mask, value):
         return self._run.warp_op("eq_sync", mask, value, None, sys._getframe(1))
+
+    def match_any_sync(self, mask, value):
+        return self._run.warp_op("match_any_sync", mask, value, None, sys._getframe(1))
+
+    def match_all_sync(self, mask, value):
+        return self._run.warp_op("match_all_sync", mask, value, None, sys._getframe(1))
 
     def ballot_sync(self, mask, pred):
         return self._run.warp_op("ballot_sync", mask, bool(pred), None, sys._getframe(1))
@@ -199,6 +208,7 @@ def _array_of(ary, op):
 # names of real numba.cuda functions a kernel may have imported directly
 ALIASES = ("syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or", "syncwarp",
            "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "all_sync", "any_sync",
-           "eq_sync", "ballot_sync", "activemask", "threadfence", "threadfence_block",
-           "threadfence_system", "grid", "gridsize", "fma", "popc", "brev", "clz", "ffs", "selp", "cbrt",
+           "eq_sync", "ballot_sync", "match_any_sync", "match_all_sync", "activemask", "threadfence",
+           "threadfence_block", "threadfence_system", "grid", "gridsize", "fma", "popc", "brev", "clz", "ffs",
+           "selp", "cbrt",
            "atomic", "shared", "local", "const", "lanemask_lt", "nanosleep")

@@ -2,10 +2,17 @@
 
 There is no separate device memory here; a DeviceArray owns a private copy so
 that host code behaves as it does with a GPU (changes show after copy_to_host).
+Streams and events exist so that GPU host code runs unchanged; everything is
+synchronous (`stream=` arguments are accepted and change nothing).
 """
 from __future__ import annotations
 
+import time
+from typing import Any
+
 import numpy as np
+
+from .poison import poison
 
 
 class DeviceArray:
@@ -48,11 +55,84 @@ def to_device(ary, stream=0, copy=True, to=None):
 
 
 def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
-    # CUDA leaves new device memory uninitialised; NaN/garbage makes reading it visible
-    dt = np.dtype(dtype)
-    fill = np.nan if dt.kind in "fc" else 0
-    return DeviceArray(np.full(shape, fill, dt, order=order))
+    # CUDA leaves new device memory uninitialised; the poison makes reading it visible
+    return DeviceArray(poison(shape, dtype))
 
 
 def device_array_like(ary, stream=0):
     return device_array(ary.shape, ary.dtype)
+
+
+class Stream:
+    """`cuda.stream()` on the simulator: work given to it runs at once, in order, so it is always
+    complete (a real stream runs asynchronously; code correct there is correct here)."""
+
+    def synchronize(self) -> None:
+        pass
+
+    def auto_synchronize(self):
+        import contextlib
+        return contextlib.nullcontext(self)
+
+    def __repr__(self) -> str:
+        return "<simulated stream (synchronous)>"
+
+
+class Event:
+    """`cuda.event()`: records the host clock when recorded (work before it is already done here)."""
+
+    def __init__(self, timing: bool = True) -> None:
+        self.timing = timing
+        self._t: float | None = None
+
+    def record(self, stream: Any = 0) -> None:
+        self._t = time.perf_counter()
+
+    def synchronize(self) -> None:
+        pass
+
+    def wait(self, stream: Any = 0) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def elapsed_time(self, end: "Event") -> float:
+        return event_elapsed_time(self, end)
+
+
+def stream() -> Stream:
+    return Stream()
+
+
+def default_stream() -> Stream:
+    return Stream()
+
+
+def event(timing: bool = True) -> Event:
+    return Event(timing)
+
+
+def event_elapsed_time(start: Event, end: Event) -> float:
+    """Milliseconds between two recorded events, as `cuda.event_elapsed_time`."""
+    if start._t is None or end._t is None:
+        raise RuntimeError("cuda.event_elapsed_time needs two events that were recorded (event.record())")
+    return (end._t - start._t) * 1000.0
+
+
+def pinned_array(shape: Any, dtype: Any = np.float64, strides: Any = None, order: str = "C") -> np.ndarray:
+    """Page-locked host memory on a GPU; an ordinary NumPy array here (contents uninitialised)."""
+    return np.empty(shape, dtype, order=order)
+
+
+def pinned_array_like(ary: np.ndarray) -> np.ndarray:
+    return np.empty_like(ary)
+
+
+# what the simulator engine puts in place of numba-cuda's host functions (helpers.engine patches these)
+HOST_API = {
+    "to_device": to_device, "device_array": device_array, "device_array_like": device_array_like,
+    "stream": stream, "default_stream": default_stream, "event": event,
+    "event_elapsed_time": event_elapsed_time, "pinned_array": pinned_array,
+    "pinned_array_like": pinned_array_like,
+}

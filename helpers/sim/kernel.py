@@ -3,11 +3,15 @@ bound to the simulator's API, and the static checks Numba would make."""
 from __future__ import annotations
 
 import ast
+import dis
+import functools
 import inspect
 import textwrap
 import types
 
-from .errors import LaunchError
+import numpy as np
+
+from .errors import LaunchError, Unsupported
 
 _DISPATCHER_NAMES = ("CUDADispatcher", "Dispatcher", "FakeCUDAKernel")
 
@@ -68,10 +72,48 @@ def rebind(kernel, api, real_cuda, real_numba, aliases):
         for name in _global_names(fn.__code__):
             if name in g:
                 g[name] = sub(g[name])
+        for name in _loaded_globals(fn.__code__):
+            if name in g:
+                _check_global(fn, name, g[name])
         static_checks(fn)
         return new
 
     return fn_copy(root)
+
+
+@functools.lru_cache(maxsize=4096)
+def _loaded_globals(code):
+    names = {i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names = names | _loaded_globals(c)
+    return frozenset(names)
+
+
+_PLAIN = (int, float, complex, bool, str, bytes, np.generic, np.ndarray, np.dtype, types.ModuleType,
+          types.FunctionType, types.BuiltinFunctionType, type)
+
+
+def _check_global(fn, name, v):
+    """Numba compiles a kernel's globals as constants: numbers, NumPy arrays, tuples of them, modules,
+    functions and types. Lists, dicts, sets and arbitrary objects do not compile (the simulator could
+    run them, so it must refuse them, or a machine without the compile check would pass them)."""
+    if v is None or isinstance(v, _PLAIN) or callable(v):
+        return
+    if isinstance(v, tuple):
+        for x in v:
+            _check_global(fn, name, x)
+        return
+    mod = type(v).__module__ or ""
+    if mod.split(".")[0] in ("numba", "numba_cuda", "numpy", "helpers", "enum"):
+        return
+    kind = {list: "a Python list", dict: "a Python dict", set: "a Python set"}.get(type(v),
+                                                                            "a Python object")
+    code = fn.__code__
+    raise Unsupported(
+        f"{fn.__name__} (line {code.co_firstlineno}) uses the global `{name}`, {kind}: Numba cannot type "
+        "it inside a kernel, so the kernel would not compile. Pass the data as an array argument, or "
+        "use a tuple or a NumPy array constant.", array=name)
 
 
 def _global_names(code):

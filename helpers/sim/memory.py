@@ -42,6 +42,7 @@ class Storage:
         self.acc = {}
         self.cross_block = cross_block   # global memory: accesses from different blocks conflict
         self.checked = run.races and space != "local"   # local arrays are private: no races
+        run.storages[aid] = self
 
 
 def _unordered(s, c, cross_block):
@@ -86,6 +87,30 @@ class SimArray:
 
     def __repr__(self):
         return f"<{_SPACE_WORDS[self.st.space]} {self.st.name} {self.dtype}{list(self.shape)}>"
+
+    def _whole(self, op, other=None, reflected=False):
+        verb, sym = _OPS[op]
+        me = self.st.name
+        if isinstance(other, SimArray):
+            a, b = (other.st.name, me) if reflected else (me, other.st.name)
+            what = f"{verb} two whole arrays (`{a}` {sym} `{b}`)"
+            fix = f"{a}[i] {sym} {b}[i]"
+        else:
+            what = f"{verb} a whole array (`{me}`) and a number"
+            fix = f"x {sym} {me}[i]" if reflected else f"{me}[i] {sym} x"
+        raise self.st.run.error(Unsupported, f"{what} is not allowed in a kernel: a kernel works element by "
+                                f"element, so index them, {fix}", 2, array=me)
+
+    def __bool__(self):
+        raise self.st.run.error(Unsupported, f"`{self.st.name}` is a whole array used as a condition: "
+                                "test an element, e.g. `if a[i] > 0:`", 1, array=self.st.name)
+
+    def _number(self, *_):
+        raise self.st.run.error(Unsupported, f"`{self.st.name}` is a whole array where a number is needed "
+                                "(int(), float(), math functions, an index): use an element, a[i]",
+                                1, array=self.st.name)
+
+    __int__ = __float__ = __index__ = __complex__ = _number
 
     def __array__(self, *a, **k):
         raise Unsupported(f"`{self.st.name}` is a device array inside a kernel: NumPy functions cannot "
@@ -158,7 +183,7 @@ class SimArray:
         st = self.st
         run = st.run
         if st.init is not None and not st.init[flat]:
-            raise self._uninit(idx, 1)
+            run.fail(self._uninit(idx, 1))
         c = run.cur.actor
         if st.checked:
             s = st.acc.get(flat)
@@ -171,8 +196,8 @@ class SimArray:
                         (w[0] != c[0] and st.cross_block)
                         or (w[0] == c[0] and w[1] == c[1] and w[4] != c[4]
                             and (w[2] != c[2] or w[3] == c[3]))):
-                    raise run.race(st, flat, idx, "reads", w,
-                                   "wrote" if not s[1] else "atomically updated", 1)
+                    run.fail(run.race(st, flat, idx, "reads", w,
+                                   "wrote" if not s[1] else "atomically updated", 1))
                 r = s[2]
                 if r is None:
                     s[2] = c
@@ -200,7 +225,15 @@ class SimArray:
         else:
             flat = self._locate(idx, 1)
             if type(flat) is SimArray:
-                raise Unsupported(f"assigning to a slice of `{self.st.name}`: write elements one by one")
+                if flat.size != 1 or hasattr(value, "__len__"):
+                    raise self.st.run.error(
+                        Unsupported, f"assigning to a slice of `{self.st.name}` ({len(flat.shape)}-D view of "
+                        f"shape {flat.shape}): the simulator only takes a number stored into a one-element "
+                        "view (as `out[row] = x` for an array of shape (rows, 1)); write elements one by one",
+                        1, array=self.st.name, index=idx)
+                # a number into a one-element view, as Numba allows: the element itself
+                idx = (idx if type(idx) is tuple else (idx,)) + (0,) * len(flat.shape)
+                flat = flat.offset
         st = self.st
         run = st.run
         c = run.cur.actor
@@ -216,15 +249,15 @@ class SimArray:
                         (w[0] != c[0] and st.cross_block)
                         or (w[0] == c[0] and w[1] == c[1] and w[4] != c[4]
                             and (w[2] != c[2] or w[3] == c[3]))):
-                    raise run.race(st, flat, idx, "writes", w,
-                                   "wrote" if not s[1] else "atomically updated", 1)
+                    run.fail(run.race(st, flat, idx, "writes", w,
+                                   "wrote" if not s[1] else "atomically updated", 1))
                 r = s[2]
                 if r is not None:
                     if r is not c and _unordered(r, c, st.cross_block):
-                        raise run.race(st, flat, idx, "writes", r, "read", 1)
+                        run.fail(run.race(st, flat, idx, "writes", r, "read", 1))
                     r = s[3]
                     if r is not None and _unordered(r, c, st.cross_block):
-                        raise run.race(st, flat, idx, "writes", r, "read", 1)
+                        run.fail(run.race(st, flat, idx, "writes", r, "read", 1))
                 s[0] = c
                 s[1] = False
         if st.init is not None:
@@ -263,12 +296,12 @@ class SimArray:
             w = s[0]
             if w is not None and not (atomic and s[1]) and _unordered(w, c, st.cross_block):
                 verb = "atomically updates" if atomic else "writes"
-                raise run.race(st, flat, idx, verb, w, "wrote" if not s[1] else "atomically updated",
-                               depth + 1)
+                run.fail(run.race(st, flat, idx, verb, w, "wrote" if not s[1] else "atomically updated",
+                               depth + 1))
             for other in (s[2], s[3]):
                 if other is not None and _unordered(other, c, st.cross_block):
-                    raise run.race(st, flat, idx, "writes" if not atomic else "atomically updates",
-                                   other, "read", depth + 1)
+                    run.fail(run.race(st, flat, idx, "writes" if not atomic else "atomically updates",
+                                   other, "read", depth + 1))
             if atomic and w is not None and not s[1] and w == c:
                 atomic = False    # this thread's own plain write stays visible to later racers
             s[0] = c
@@ -304,11 +337,37 @@ class SimArray:
             raise Unsupported(f"atomic on a slice of `{self.st.name}`: give a full index")
         st = self.st
         if st.init is not None and not st.init[flat]:
-            raise self._uninit(idx if type(idx) is tuple else (idx,), depth + 1)
+            st.run.fail(self._uninit(idx if type(idx) is tuple else (idx,), depth + 1))
         self._write(flat, idx, ATOMIC, depth)
         old = st.data[flat]
         st.data[flat] = op(old)
         return old
+
+
+_OPS = {
+    "add": ("adding", "+"), "sub": ("subtracting", "-"), "mul": ("multiplying", "*"),
+    "truediv": ("dividing", "/"), "floordiv": ("dividing", "//"), "mod": ("taking the remainder of", "%"),
+    "pow": ("raising", "**"), "matmul": ("multiplying", "@"), "and": ("combining", "&"),
+    "or": ("combining", "|"), "xor": ("combining", "^"), "lshift": ("shifting", "<<"),
+    "rshift": ("shifting", ">>"), "lt": ("comparing", "<"), "le": ("comparing", "<="),
+    "gt": ("comparing", ">"), "ge": ("comparing", ">="),
+}
+
+
+def _binop(op, reflected):
+    def f(self, other):
+        self._whole(op, other, reflected)
+    f.__name__ = f"__{'r' if reflected else ''}{op}__"
+    return f
+
+
+for _op in _OPS:
+    setattr(SimArray, f"__{_op}__", _binop(_op, False))
+    if _op not in ("lt", "le", "gt", "ge"):
+        setattr(SimArray, f"__r{_op}__", _binop(_op, True))
+        setattr(SimArray, f"__i{_op}__", _binop(_op, False))
+SimArray.__neg__ = SimArray.__pos__ = SimArray.__abs__ = SimArray.__invert__ = (
+    lambda self: self._whole("sub", 0, True))
 
 
 def _fmt(idx):

@@ -1,0 +1,124 @@
+"""Cooperative groups' grid-wide barrier, `cuda.cg.this_grid().sync()`.
+
+A kernel that uses it runs its blocks concurrently: each block's scheduler is a greenlet that parks
+when all of its threads wait at the grid barrier; when every block has parked, the barrier releases
+and global memory's race state is cleared (everything before the barrier is ordered before
+everything after it, in every block).
+
+On a GPU a grid barrier needs every block resident at once (a cooperative launch refuses a larger
+grid). The simulator's rule, for the course's reference GPU, a T4 (40 SMs, Turing: at most 16
+blocks, 1024 threads and 64 KiB of shared memory per SM; registers not counted):
+blocks per SM = min(16, 1024 // threads per block (rounded up to whole warps),
+64 KiB // shared bytes per block), and the grid may have at most 40 x that many blocks.
+"""
+from __future__ import annotations
+
+from types import CodeType
+from typing import Any
+
+from . import errors as E
+from .messages import at_thread
+from .threads import DONE, GRID, Thread
+from .trace import WARP_SIZE
+
+T4_SMS = 40
+T4_BLOCKS_PER_SM = 16
+T4_THREADS_PER_SM = 1024
+T4_SHARED_PER_SM = 64 * 1024
+
+
+def uses_grid_sync(fn: Any) -> bool:
+    """Does the kernel (or a function it calls through its globals) name `this_grid`?"""
+    seen: set = set()
+
+    def names(code: CodeType) -> set:
+        out = set(code.co_names)
+        for c in code.co_consts:
+            if isinstance(c, CodeType):
+                out |= names(c)
+        return out
+
+    def visit(f: Any) -> bool:
+        code = getattr(f, "__code__", None)
+        if code is None or code in seen:
+            return False
+        seen.add(code)
+        ns = names(code)
+        if "this_grid" in ns:
+            return True
+        g = getattr(f, "__globals__", {})
+        return any(visit(getattr(g.get(n), "py_func", g.get(n))) for n in ns
+                   if callable(g.get(n)) and getattr(g.get(n), "__module__", None) == f.__module__)
+
+    return visit(fn)
+
+
+def max_resident_blocks(threads_per_block: int, shared_bytes: int) -> int:
+    """Blocks of this shape a T4 can hold at once (see the module docstring)."""
+    warps = -(-threads_per_block // WARP_SIZE)
+    per_sm = min(T4_BLOCKS_PER_SM, T4_THREADS_PER_SM // (warps * WARP_SIZE))
+    if shared_bytes:
+        per_sm = min(per_sm, T4_SHARED_PER_SM // shared_bytes)
+    return T4_SMS * per_sm
+
+
+def check_residency(run: Any, th: Thread, frame: Any) -> None:
+    nblocks = len(run.order)
+    nthreads = len(run.threads)
+    shared = run.spaces.static_shared_max + run.opts.shared_bytes
+    most = max_resident_blocks(nthreads, shared)
+    if nblocks > most:
+        raise at_thread(
+            E.LaunchError,
+            f"cuda.cg.this_grid().sync() needs every block of the grid resident at once, but {nblocks} "
+            f"blocks of {nthreads} threads and {shared} bytes of shared memory do not fit: a T4 (40 SMs) "
+            f"holds at most {most} such blocks ({most // T4_SMS} per SM). A cooperative launch of this "
+            "grid fails on a GPU. Use fewer blocks (loop over the data with a grid-stride loop) or "
+            "smaller ones.", th, frame)
+
+
+class GridGroup:
+    """What `cuda.cg.this_grid()` returns inside a kernel."""
+    __slots__ = ("_run",)
+
+    def __init__(self, run: Any) -> None:
+        self._run = run
+
+    def sync(self) -> None:
+        import sys
+        self._run.grid_sync(sys._getframe(1))
+
+
+def release(run: Any, parked: dict) -> None:
+    """Every block waits at the grid barrier: let them all go on."""
+    for st in run.storages.values():
+        if st.space == "global":
+            st.acc.clear()       # the barrier orders every earlier access before every later one
+    for state in parked.values():
+        for th in state["threads"]:
+            if th.state == GRID:
+                th.result = None
+                th.state = 0
+                th.advance(barrier=True)
+
+
+def unfinished(run: Any, finished: list[int], parked: dict) -> E.SimulatorError:
+    b = finished[0]
+    waiting = next(iter(parked.values()))["threads"]
+    th = next(t for t in waiting if t.state == GRID)
+    return at_thread(
+        E.BarrierDivergence,
+        f"block {run.bidx_of(b)} finished the kernel without reaching cuda.cg.this_grid().sync(), which "
+        f"the other blocks wait at: every thread of the grid must reach a grid barrier; on a GPU the "
+        "waiting blocks hang. Call it where every thread reaches it, outside any `if`.", th, th.wait.frame)
+
+
+def partial_block(run: Any, threads: list[Thread]) -> E.SimulatorError:
+    at = next(t for t in threads if t.state == GRID)
+    gone = next(t for t in threads if t.state == DONE)
+    return at_thread(
+        E.BarrierDivergence,
+        f"cuda.cg.this_grid().sync() was reached by some threads of the block, but thread "
+        f"{tuple(gone.tidx)} had already finished the kernel without reaching it: every thread of the "
+        "grid must reach a grid barrier; on a GPU the grid hangs. Keep the barrier outside the `if`.",
+        at, at.wait.frame)

@@ -1,0 +1,87 @@
+"""Diagnostics in one shape: "block (x, y, z), thread (x, y, z), line N: `source`" then the why.
+
+Every simulator error is built here, so the header reads the same whichever check found it.
+"""
+from __future__ import annotations
+
+import linecache
+import sys
+from types import FrameType, TracebackType
+from typing import Any
+
+from . import errors as E
+
+SIM_PREFIX = __name__.rsplit(".", 1)[0]
+
+
+def _is_sim(frame: FrameType) -> bool:
+    return frame.f_globals.get("__name__", "").startswith(SIM_PREFIX)
+
+
+def user_frame() -> FrameType | None:
+    """The innermost frame on the stack that is not the simulator's: the learner's line."""
+    f = sys._getframe(1)
+    while f is not None and _is_sim(f):
+        f = f.f_back
+    return f
+
+
+def kernel_frame(tb: TracebackType | None) -> tuple[FrameType | None, int | None]:
+    """The innermost (frame, line) of a traceback that is not the simulator's."""
+    frame = line = None
+    while tb is not None:
+        if not _is_sim(tb.tb_frame):
+            frame, line = tb.tb_frame, tb.tb_lineno
+        tb = tb.tb_next
+    return frame, line
+
+
+def source_at(frame: FrameType | None, line: int | None = None) -> tuple[int | None, str]:
+    """(line number, stripped text) of `frame` (at `line` when given)."""
+    if frame is None:
+        return None, ""
+    line = frame.f_lineno if line is None else line
+    return line, linecache.getline(frame.f_code.co_filename, line).strip()
+
+
+def header(block: Any = None, thread: Any = None, line: int | None = None, source: str = "") -> str:
+    """The first line of every diagnostic."""
+    parts = []
+    if block is not None:
+        parts.append(f"block {tuple(block)}")
+    if thread is not None:
+        parts.append(f"thread {tuple(thread)}")
+    if line is not None:
+        parts.append(f"line {line}: `{source}`")
+    return ", ".join(parts)
+
+
+def diagnostic(cls: type[E.SimulatorError], msg: str, *, block: Any = None, thread: Any = None,
+               line: int | None = None, source: str = "", array: str | None = None,
+               index: Any = None) -> E.SimulatorError:
+    """`cls` with the standard header above `msg` and its fields set."""
+    head = header(block, thread, line, source)
+    block = None if block is None else tuple(block)
+    thread = None if thread is None else tuple(thread)
+    return cls(f"{head}\n{msg}" if head else msg, block=block, thread=thread, line=line,
+               source=source, array=array, index=index)
+
+
+def at_thread(cls: type[E.SimulatorError], msg: str, th: Any, frame: FrameType | None = None,
+              **fields: Any) -> E.SimulatorError:
+    """A diagnostic about simulated thread `th` (anything with .bidx and .tidx) at `frame`'s line."""
+    line, src = source_at(frame)
+    return diagnostic(cls, msg, block=th and th.bidx, thread=th and th.tidx, line=line, source=src,
+                      **fields)
+
+
+_INTERNAL = (("'SimArray'", "device array"), ("SimArray", "device array"), ("'SimCuda'", "cuda"),
+             ("SimCuda", "cuda"), ("'_Namespace'", "cuda namespace"), ("_Namespace", "cuda namespace"),
+             ("'GridGroup'", "grid group"), ("'DeviceArray'", "device array"))
+
+
+def plain_words(text: str) -> str:
+    """A Python error message about the simulator's own objects, in the words a kernel uses."""
+    for internal, plain in _INTERNAL:
+        text = text.replace(internal, plain)
+    return text
