@@ -8,10 +8,11 @@ Each entry has an input builder (fixed seed), a launch configuration and the
 names of its outputs. Kernels use only `cuda.<name>` (Numba's simulator does
 not support `from numba.cuda import ...`).
 """
+
 import os
 import sys
 
-if "--numba-sim" in sys.argv:   # must be set before numba is imported
+if "--numba-sim" in sys.argv:  # must be set before numba is imported
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 
 import math  # noqa: E402
@@ -31,7 +32,7 @@ SCALE = np.array([0.5, -1.25, 2.0, 3.5], dtype=np.float32)
 @dataclass
 class Spec:
     kernel: object
-    build: object           # rng -> list of (name, value) in argument order
+    build: object  # rng -> list of (name, value) in argument order
     grid: object
     block: object
     outputs: tuple
@@ -40,6 +41,7 @@ class Spec:
 
 
 # --- kernels ----------------------------------------------------------------
+
 
 @cuda.jit
 def map_kernel(out, a, n):
@@ -205,7 +207,7 @@ def grid_3d(out, a):
 @cuda.jit
 def block_votes(out, a, n):
     i = cuda.grid(1)
-    p = numba.int32(1) if i < n and a[i] > 0 else numba.int32(0)   # Numba wants an int32 predicate
+    p = numba.int32(1) if i < n and a[i] > 0 else numba.int32(0)  # Numba wants an int32 predicate
     c = cuda.syncthreads_count(p)
     y = cuda.syncthreads_or(p)
     z = cuda.syncthreads_and(p)
@@ -233,6 +235,7 @@ def math_fns(out, a, n):
 
 # --- inputs -----------------------------------------------------------------
 
+
 def _f32(rng, *shape):
     return rng.standard_normal(shape).astype(np.float32)
 
@@ -258,14 +261,14 @@ def _hist(rng):
 
 def _misc(rng):
     n = 150
-    res = np.array([-2**31, 2**31 - 1, 0, -1, 0, 1000], np.int32)
-    return [("res", res), ("a", rng.integers(-10**6, 10**6, n).astype(np.int32)), ("n", n)]
+    res = np.array([-(2**31), 2**31 - 1, 0, -1, 0, 1000], np.int32)
+    return [("res", res), ("a", rng.integers(-(10**6), 10**6, n).astype(np.int32)), ("n", n)]
 
 
 def _votes(rng):
     n = 90
     a = _f32(rng, n)
-    a[32:64] = np.abs(a[32:64]) + 1    # one warp all positive
+    a[32:64] = np.abs(a[32:64]) + 1  # one warp all positive
     return [("out", _zeros(4, 3, dtype=np.int64)), ("a", a), ("n", n)]
 
 
@@ -279,8 +282,13 @@ def _block_votes(rng):
 
 def _add2d(rng):
     rows, cols = 11, 21
-    return [("out", _zeros(rows, cols)), ("a", _f32(rng, rows, cols)), ("b", _f32(rng, rows, cols)),
-            ("rows", rows), ("cols", cols)]
+    return [
+        ("out", _zeros(rows, cols)),
+        ("a", _f32(rng, rows, cols)),
+        ("b", _f32(rng, rows, cols)),
+        ("rows", rows),
+        ("cols", cols),
+    ]
 
 
 def _grid3d(rng):
@@ -290,14 +298,21 @@ def _grid3d(rng):
 SUITE = {
     "map": Spec(map_kernel, _1d(100), 2, TPB, ("out",)),
     "add_2d": Spec(add_2d, _add2d, (3, 2), (8, 8), ("out",)),
-    "block_sum": Spec(block_sum, lambda rng: [("out", _zeros(3)), ("a", _f32(rng, 150)), ("n", 150)],
-                      3, TPB, ("out",)),
+    "block_sum": Spec(
+        block_sum, lambda rng: [("out", _zeros(3)), ("a", _f32(rng, 150)), ("n", 150)], 3, TPB, ("out",)
+    ),
     "kogge_stone": Spec(kogge_stone, _1d(150), 3, TPB, ("out",)),
     "tiled_matmul": Spec(tiled_matmul, _matmul, (3, 3), (TILE, TILE), ("c",)),
     "histogram": Spec(histogram, _hist, 2, 64, ("bins",)),
     "atomics_misc": Spec(atomics_misc, _misc, 3, TPB, ("res",)),
-    "warp_reduce": Spec(warp_reduce, lambda rng: [("out", _zeros(4)), ("a", _f32(rng, 120)), ("n", 120)],
-                        2, TPB, ("out",), warp_ops=True),
+    "warp_reduce": Spec(
+        warp_reduce,
+        lambda rng: [("out", _zeros(4)), ("a", _f32(rng, 120)), ("n", 120)],
+        2,
+        TPB,
+        ("out",),
+        warp_ops=True,
+    ),
     "votes": Spec(votes, _votes, 2, TPB, ("out",), warp_ops=True),
     "local_window": Spec(local_window, _1d(70), 2, TPB, ("out",)),
     "dyn_reverse": Spec(dyn_reverse, _1d(100), 2, TPB, ("out",), shared_bytes=TPB * 4),
@@ -315,9 +330,11 @@ def inputs(name, seed=0):
 
 # --- engines ----------------------------------------------------------------
 
+
 def run_helpers_sim(name, seed=0):
     """Outputs of one suite kernel on helpers.sim (dict name -> array)."""
     from helpers import sim
+
     spec = SUITE[name]
     args = inputs(name, seed)
     sim.launch(spec.kernel, spec.grid, spec.block, [v for _, v in args], shared_bytes=spec.shared_bytes)

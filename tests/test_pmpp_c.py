@@ -21,7 +21,7 @@ import puzzles
 from helpers import sim
 from helpers.check import KernelDiagnosed
 from helpers.sim.errors import (
-    Runaway,
+    Deadlock,
 )
 from helpers.timing import specialize
 from puzzles.pmpp import ch10_reduction as ch10
@@ -60,11 +60,12 @@ def test_each_notebook_has_two_exercises():
 
 def test_domino_with_block_index_never_finishes(monkeypatch):
     """Waiting on blockIdx.x - 1 when blocks start in another order: on a GPU a hang once blocks
-    outnumber the slots; in the simulator (blocks in shuffled order) a Runaway."""
+    outnumber the slots; in the simulator (blocks in shuffled order) a Deadlock: the
+    spinning block waits on a flag no running thread will ever set."""
     monkeypatch.setattr(sim.config, "timeout", 3)
     with pytest.raises(KernelDiagnosed) as info:
         puzzles.check("ch11_domino", domino_static, seed=SEED)
-    assert isinstance(info.value.diagnostic, Runaway)
+    assert isinstance(info.value.diagnostic, Deadlock)
 
 
 # ---------------------------------------------------------------- known-wrong kernels: ch12

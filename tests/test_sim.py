@@ -1,5 +1,6 @@
 """helpers.sim: every kernel-API function, every diagnostic (a kernel that triggers it and a correct
 near-twin that does not), determinism, block order, the trace, and the engine patching."""
+
 import inspect
 import math
 
@@ -15,8 +16,8 @@ from helpers.sim import errors as E
 from helpers.sim.trace import ATOMIC, READ, WRITE
 
 TPB = 32
-BIG = 13000          # float32s: 52000 bytes, over the 48 KiB static shared limit
-FITS = 12288         # float32s: exactly 48 KiB
+BIG = 13000  # float32s: 52000 bytes, over the 48 KiB static shared limit
+FITS = 12288  # float32s: exactly 48 KiB
 LUT = np.array([3.0, -1.5, 0.25, 8.0], np.float32)
 OFFSET = 7
 
@@ -59,6 +60,7 @@ def assert_names(err, *, block, thread, line, array=None, index=None):
 
 
 # --- indices -----------------------------------------------------------------
+
 
 @cuda.jit
 def indices(out):
@@ -124,6 +126,7 @@ def test_laneid_warpsize():
 
 # --- shared, local, const ------------------------------------------------------
 
+
 @cuda.jit
 def reverse_block(out, a):
     s = cuda.shared.array(TPB, numba.float32)
@@ -169,7 +172,7 @@ def precision(out, a):
     w = cuda.local.array(1, numba.float32)
     s[0] = a[0]
     w[0] = a[0]
-    x = s[0] + numba.float32(1)    # 2**24 + 1 is not a float32: stays 2**24 in float32 arithmetic
+    x = s[0] + numba.float32(1)  # 2**24 + 1 is not a float32: stays 2**24 in float32 arithmetic
     y = w[0] + numba.float32(1)
     out[0] = x - 16777216.0
     out[1] = y - 16777216.0
@@ -180,7 +183,7 @@ def precision(out, a):
 def test_float32_arithmetic_stays_float32():
     out = np.zeros(3, np.float64)
     sim.launch(precision, 1, 1, (out, np.array([2.0**24], np.float32)))
-    assert out[0] == 0.0 and out[1] == 0.0     # in float64 they would be 1.0
+    assert out[0] == 0.0 and out[1] == 0.0  # in float64 they would be 1.0
     assert out[2] == float(np.float32(0.1)) != 0.1
 
 
@@ -229,6 +232,7 @@ def test_const_array_and_module_constants():
 
 # --- barriers ---------------------------------------------------------------------
 
+
 @cuda.jit
 def block_votes(out, a):
     t = cuda.threadIdx.x
@@ -258,7 +262,7 @@ def warp_neighbour(out, a, sync):
     if sync:
         cuda.syncwarp()
     if t % 32 > 0:
-        out[t] = s[t - 1]   # read a neighbour's write
+        out[t] = s[t - 1]  # read a neighbour's write
 
 
 def test_syncwarp_orders_a_warp():
@@ -267,8 +271,14 @@ def test_syncwarp_orders_a_warp():
     np.testing.assert_array_equal(out[1:32], a[:31])
     err = diagnose(E.DataRace, warp_neighbour, 1, 64, (out, a, False))
     assert "syncwarp" in str(err) and err.array == "s"
-    assert_names(err, block=(0, 0, 0), thread=(1, 0, 0), line=line_of(warp_neighbour, "out[t] = s[t - 1]"),
-                 array="s", index=0)
+    assert_names(
+        err,
+        block=(0, 0, 0),
+        thread=(1, 0, 0),
+        line=line_of(warp_neighbour, "out[t] = s[t - 1]"),
+        array="s",
+        index=0,
+    )
 
 
 @cuda.jit
@@ -288,6 +298,7 @@ def test_threadfences():
 
 # --- atomics ------------------------------------------------------------------------
 
+
 @cuda.jit
 def every_atomic(old, v, f):
     old[0] = cuda.atomic.add(v, 0, 5)
@@ -295,11 +306,11 @@ def every_atomic(old, v, f):
     old[2] = cuda.atomic.max(v, 2, 50)
     old[3] = cuda.atomic.min(v, 3, -50)
     old[4] = cuda.atomic.exch(v, 4, 77)
-    old[5] = cuda.atomic.cas(v, 5, 10, 99)      # matches: swaps
-    old[6] = cuda.atomic.cas(v, 6, 10, 99)      # does not match: keeps
-    old[7] = cuda.atomic.inc(v, 7, 10)          # 10 >= 10: wraps to 0
+    old[5] = cuda.atomic.cas(v, 5, 10, 99)  # matches: swaps
+    old[6] = cuda.atomic.cas(v, 6, 10, 99)  # does not match: keeps
+    old[7] = cuda.atomic.inc(v, 7, 10)  # 10 >= 10: wraps to 0
     old[8] = cuda.atomic.inc(v, 8, 10)
-    old[9] = cuda.atomic.dec(v, 9, 10)          # 0: wraps to 10
+    old[9] = cuda.atomic.dec(v, 9, 10)  # 0: wraps to 10
     old[10] = cuda.atomic.dec(v, 10, 10)
     old[11] = cuda.atomic.and_(v, 11, 0b1100)
     old[12] = cuda.atomic.or_(v, 12, 0b1100)
@@ -334,6 +345,7 @@ def test_atomic_add_from_many_threads():
 
 # --- warp operations ----------------------------------------------------------------------
 
+
 @cuda.jit
 def shuffles(out, a):
     t = cuda.threadIdx.x
@@ -342,7 +354,7 @@ def shuffles(out, a):
     out[t, 1] = cuda.shfl_up_sync(0xFFFFFFFF, v, 3)
     out[t, 2] = cuda.shfl_down_sync(0xFFFFFFFF, v, 3)
     out[t, 3] = cuda.shfl_xor_sync(0xFFFFFFFF, v, 6)
-    out[t, 4] = cuda.shfl_sync(0xFFFFFFFF, v, t + 33)    # src lane taken modulo 32
+    out[t, 4] = cuda.shfl_sync(0xFFFFFFFF, v, t + 33)  # src lane taken modulo 32
 
 
 def test_shuffles():
@@ -359,10 +371,10 @@ def test_shuffles():
 @cuda.jit
 def half_warp_sum(out, a, delta_past_mask):
     t = cuda.threadIdx.x
-    if t < 16:                      # the other half of the warp is inactive here
+    if t < 16:  # the other half of the warp is inactive here
         v = a[t]
         if delta_past_mask:
-            v += cuda.shfl_down_sync(0x0000FFFF, v, 1)    # lane 15 reads lane 16: not in the mask
+            v += cuda.shfl_down_sync(0x0000FFFF, v, 1)  # lane 15 reads lane 16: not in the mask
         else:
             for k in (8, 4, 2, 1):
                 v += cuda.shfl_xor_sync(0x0000FFFF, v, k)
@@ -392,7 +404,7 @@ def test_mask_without_own_lane():
 def votes(out, a):
     t = cuda.threadIdx.x
     if t >= 20:
-        return                      # lanes 20..31 exit early
+        return  # lanes 20..31 exit early
     p = a[t] > 0
     m = cuda.activemask()
     out[t, 0] = m
@@ -448,6 +460,7 @@ def test_shuffle_with_exited_lane():
 
 # --- arithmetic, math, casts, device functions, imports ------------------------------------
 
+
 @cuda.jit
 def arith(out, x):
     v = x[0]
@@ -471,16 +484,28 @@ def test_fma_math_casts():
     v = 2.25
     out = np.zeros(14, np.float64)
     sim.launch(arith, 1, 1, (out, np.array([v], np.float32)))
-    want = [v * 2 + 1, math.sqrt(v), math.exp(v), math.log(v), math.sin(v) + math.cos(v) + math.tan(v),
-            -3 + 3, v**3 + 2 * v, math.tanh(v) + math.atan2(v, 1) + math.hypot(v, 1), 1, 7 - 7,
-            float(np.float32(0.1)), 1.0 + 3.0,
-            math.erf(v) + math.log2(v) + math.log10(v) + math.expm1(v) + math.log1p(v), 3 + 1 - 4]
+    want = [
+        v * 2 + 1,
+        math.sqrt(v),
+        math.exp(v),
+        math.log(v),
+        math.sin(v) + math.cos(v) + math.tan(v),
+        -3 + 3,
+        v**3 + 2 * v,
+        math.tanh(v) + math.atan2(v, 1) + math.hypot(v, 1),
+        1,
+        7 - 7,
+        float(np.float32(0.1)),
+        1.0 + 3.0,
+        math.erf(v) + math.log2(v) + math.log10(v) + math.expm1(v) + math.log1p(v),
+        3 + 1 - 4,
+    ]
     np.testing.assert_allclose(out, want, rtol=1e-12)
 
 
 @cuda.jit(device=True)
 def my_lane_twice(x):
-    return x * 2 + cuda.threadIdx.x     # device functions see the simulator's cuda too
+    return x * 2 + cuda.threadIdx.x  # device functions see the simulator's cuda too
 
 
 @cuda.jit(device=True)
@@ -524,12 +549,14 @@ def test_numba_float_types_pass_through():
         s[0] = numba.float64(1) / 3
         out[0] = s[0]
         out[1] = cuda.float32(0.1)
+
     out = np.zeros(2)
     sim.launch(k, 1, 1, (out,))
     assert out[0] == 1 / 3 and out[1] == float(np.float32(0.1))
 
 
 # --- diagnostics: OutOfBounds -------------------------------------------------------------------
+
 
 @cuda.jit
 def copy_unguarded(out, a, n):
@@ -549,8 +576,14 @@ def test_out_of_bounds_past_the_end():
     sim.launch(copy_guarded, 3, 8, (out, a, 20))
     np.testing.assert_array_equal(out, a)
     err = diagnose(E.OutOfBounds, copy_unguarded, 3, 8, (out, a, 20))
-    assert_names(err, block=(2, 0, 0), thread=(4, 0, 0), line=line_of(copy_unguarded, "out[i] = a[i]"),
-                 array="a", index=(20,))
+    assert_names(
+        err,
+        block=(2, 0, 0),
+        thread=(4, 0, 0),
+        line=line_of(copy_unguarded, "out[i] = a[i]"),
+        array="a",
+        index=(20,),
+    )
     assert "past the end" in str(err) and "guard" in str(err)
     assert err.trace is not None and len(err.trace.acc) > 0
 
@@ -570,8 +603,14 @@ def test_out_of_bounds_negative_index():
     sim.launch(left_neighbour, 1, 16, (out, a, 10, True))
     np.testing.assert_allclose(out[1:], np.diff(a))
     err = diagnose(E.OutOfBounds, left_neighbour, 1, 16, (out, a, 10, False))
-    assert_names(err, block=(0, 0, 0), thread=(0, 0, 0), line=line_of(left_neighbour, "a[i] - a[i - 1]"),
-                 array="a", index=(-1,))
+    assert_names(
+        err,
+        block=(0, 0, 0),
+        thread=(0, 0, 0),
+        line=line_of(left_neighbour, "a[i] - a[i - 1]"),
+        array="a",
+        index=(-1,),
+    )
     assert "negative index" in str(err)
 
 
@@ -593,6 +632,7 @@ def test_out_of_bounds_2d():
 
 
 # --- UninitializedRead --------------------------------------------------------------------------
+
 
 @cuda.jit
 def shared_partial(out, a, n, pad):
@@ -616,8 +656,14 @@ def test_uninitialized_shared():
     sim.launch(shared_partial, 2, TPB, (out, a, 40, True))
     np.testing.assert_allclose(out, [a[:32].sum(), a[32:].sum()], rtol=1e-5)
     err = diagnose(E.UninitializedRead, shared_partial, 2, TPB, (out, a, 40, False))
-    assert_names(err, block=(1, 0, 0), thread=(0, 0, 0), line=line_of(shared_partial, "acc += s[k]"),
-                 array="s", index=8)
+    assert_names(
+        err,
+        block=(1, 0, 0),
+        thread=(0, 0, 0),
+        line=line_of(shared_partial, "acc += s[k]"),
+        array="s",
+        index=8,
+    )
     assert "no thread of this block" in str(err)
 
 
@@ -634,8 +680,9 @@ def test_uninitialized_local():
     sim.launch(local_partial, 1, 4, (out, True))
     assert (out == 3).all()
     err = diagnose(E.UninitializedRead, local_partial, 1, 4, (out, False))
-    assert_names(err, block=(0, 0, 0), thread=(0, 0, 0), line=line_of(local_partial, "w[0] + w[3]"),
-                 array="w", index=3)
+    assert_names(
+        err, block=(0, 0, 0), thread=(0, 0, 0), line=line_of(local_partial, "w[0] + w[3]"), array="w", index=3
+    )
 
 
 @cuda.jit
@@ -654,13 +701,20 @@ def test_uninitialized_output():
     a = f32(8)
     out = np.zeros(8, np.float32)
     sim.launch(assign, 1, 8, (out, a), roles={"out": "out", "a": "in"})
-    sim.launch(accumulate, 1, 8, (out, a))        # without roles the output counts as initialised
+    sim.launch(accumulate, 1, 8, (out, a))  # without roles the output counts as initialised
     err = diagnose(E.UninitializedRead, accumulate, 1, 8, (out, a), roles={"out": "out", "a": "in"})
-    assert_names(err, block=(0, 0, 0), thread=(0, 0, 0), line=line_of(accumulate, "out[i] += a[i]"),
-                 array="out", index=0)
+    assert_names(
+        err,
+        block=(0, 0, 0),
+        thread=(0, 0, 0),
+        line=line_of(accumulate, "out[i] += a[i]"),
+        array="out",
+        index=0,
+    )
 
 
 # --- DataRace -------------------------------------------------------------------------------------
+
 
 @cuda.jit
 def shift_shared(out, a, sync):
@@ -677,8 +731,9 @@ def test_race_shared_within_block():
     a, out = f32(64), np.zeros(64, np.float32)
     sim.launch(shift_shared, 2, TPB, (out, a, True))
     err = diagnose(E.DataRace, shift_shared, 2, TPB, (out, a, False))
-    assert_names(err, block=(0, 0, 0), thread=(1, 0, 0), line=line_of(shift_shared, "= s[t - 1]"),
-                 array="s", index=0)
+    assert_names(
+        err, block=(0, 0, 0), thread=(1, 0, 0), line=line_of(shift_shared, "= s[t - 1]"), array="s", index=0
+    )
     assert "thread (0, 0, 0) of block (0, 0, 0) wrote it" in str(err)
 
 
@@ -694,8 +749,14 @@ def test_race_global_within_block():
     sim.launch(last_writer, 2, 8, (out, a, True))
     np.testing.assert_array_equal(out, a[[0, 8]])
     err = diagnose(E.DataRace, last_writer, 2, 8, (out, a, False))
-    assert_names(err, block=(0, 0, 0), thread=(1, 0, 0), line=line_of(last_writer, "out[cuda.blockIdx.x] ="),
-                 array="out", index=0)
+    assert_names(
+        err,
+        block=(0, 0, 0),
+        thread=(1, 0, 0),
+        line=line_of(last_writer, "out[cuda.blockIdx.x] ="),
+        array="out",
+        index=0,
+    )
     assert "same barrier interval" in str(err)
 
 
@@ -716,10 +777,16 @@ def test_race_global_across_blocks():
     a, out = f32(96), np.zeros(3, np.float32)
     sim.launch(block_total, 3, TPB, (out, a, True))
     err = diagnose(E.DataRace, block_total, 3, TPB, (out, a, False))
-    assert_names(err, block=(1, 0, 0), thread=(0, 0, 0), line=line_of(block_total, "out[cuda.blockIdx.x if"),
-                 array="out", index=0)
+    assert_names(
+        err,
+        block=(1, 0, 0),
+        thread=(0, 0, 0),
+        line=line_of(block_total, "out[cuda.blockIdx.x if"),
+        array="out",
+        index=0,
+    )
     assert "in another block" in str(err)
-    sim.launch(block_total, 3, TPB, (out, a, False), cross_block_races=False)   # the opt-out
+    sim.launch(block_total, 3, TPB, (out, a, False), cross_block_races=False)  # the opt-out
 
 
 @cuda.jit
@@ -750,6 +817,7 @@ def test_race_atomic_vs_plain():
 
 # --- BarrierDivergence ----------------------------------------------------------------------------
 
+
 @cuda.jit
 def sync_in_if(out, a, n, inside):
     s = cuda.shared.array(TPB, numba.float32)
@@ -771,7 +839,7 @@ def sync_in_if(out, a, n, inside):
 def test_barrier_inside_if():
     a, out = f32(64), np.zeros(64, np.float32)
     sim.launch(sync_in_if, 2, TPB, (out, a, 40, False))
-    sim.launch(sync_in_if, 2, TPB, (out, a, 64, True))     # every thread passes the guard: fine
+    sim.launch(sync_in_if, 2, TPB, (out, a, 64, True))  # every thread passes the guard: fine
     err = diagnose(E.BarrierDivergence, sync_in_if, 2, TPB, (out, a, 40, True))
     assert_names(err, block=(1, 0, 0), thread=(0, 0, 0), line=line_of(sync_in_if, "    cuda.syncthreads()"))
     assert "if i < size" in str(err) and "already finished" in str(err)
@@ -785,7 +853,7 @@ def two_barriers(out):
         cuda.syncthreads()
     else:
         out[t] = 2
-        cuda.syncthreads()   # the other barrier
+        cuda.syncthreads()  # the other barrier
 
 
 def test_threads_at_different_barriers():
@@ -809,6 +877,7 @@ def test_one_barrier_line_is_fine():
 
 
 # --- LaunchError ---------------------------------------------------------------------------------
+
 
 @cuda.jit
 def too_much_shared(out):
@@ -849,14 +918,18 @@ def test_launch_errors():
     err = diagnose(E.LaunchError, too_much_shared, 1, 1, (out,))
     assert "48 KiB" in str(err) and err.line == line_of(too_much_shared, "cuda.shared.array(BIG")
     err = diagnose(E.LaunchError, shape_from_argument, 1, 1, (out, 8))
-    assert "`n`" in str(err) and "kernel argument" in str(err) and err.line == line_of(shape_from_argument,
-                                                                                      "array(n,")
+    assert (
+        "`n`" in str(err)
+        and "kernel argument" in str(err)
+        and err.line == line_of(shape_from_argument, "array(n,")
+    )
     sim.launch(shape_from_constant, 1, 1, (out, 8))
     err = diagnose(E.LaunchError, assign, 1, 8, (out,))
     assert "takes 2 arguments" in str(err) and "passed 1" in str(err)
 
 
 # --- Runaway -------------------------------------------------------------------------------------
+
 
 @cuda.jit
 def stuck_stride(out, a, n, stride):
@@ -869,7 +942,7 @@ def stuck_stride(out, a, n, stride):
 @cuda.jit
 def spin(out, forever):
     x = 0
-    while forever or x < 3:   # no memory access: only the wall-clock limit catches it
+    while forever or x < 3:  # no memory access: only the wall-clock limit catches it
         x += 1
     out[cuda.grid(1)] = x
 
@@ -886,6 +959,7 @@ def test_runaway_by_steps_and_by_time():
 
 
 # --- KernelException, ReadOnlyWrite, Unsupported -----------------------------------------------------
+
 
 @cuda.jit
 def divide(out, a, d):
@@ -907,8 +981,9 @@ def test_read_only_input():
     roles = {"out": "out", "a": "in"}
     sim.launch(assign, 1, 8, (out, a), roles=roles)
     err = diagnose(E.ReadOnlyWrite, assign, 1, 8, (out, a), roles={"out": "in"})
-    assert_names(err, block=(0, 0, 0), thread=(0, 0, 0), line=line_of(assign, "out[i] = a[i]"), array="out",
-                 index=0)
+    assert_names(
+        err, block=(0, 0, 0), thread=(0, 0, 0), line=line_of(assign, "out[i] = a[i]"), array="out", index=0
+    )
 
 
 @cuda.jit
@@ -923,6 +998,7 @@ def test_unsupported_feature_is_named():
 
 
 # --- determinism, block order, the trace ------------------------------------------------------------
+
 
 @cuda.jit
 def scan_block(out, a, n):
@@ -944,8 +1020,10 @@ def scan_block(out, a, n):
 
 def test_deterministic_trace():
     a = f32(70)
-    runs = [sim.launch(scan_block, 3, TPB, (np.zeros(70, np.float32), a, 70), block_order="shuffle", seed=3)
-            for _ in range(2)]
+    runs = [
+        sim.launch(scan_block, 3, TPB, (np.zeros(70, np.float32), a, 70), block_order="shuffle", seed=3)
+        for _ in range(2)
+    ]
     t1, t2 = runs[0].trace, runs[1].trace
     assert np.array_equal(t1.acc, t2.acc) and t1.sites == t2.sites and t1.arrays == t2.arrays
     np.testing.assert_array_equal(t1.after["out"], t2.after["out"])
@@ -957,20 +1035,20 @@ def test_deterministic_trace():
 def chain(out):
     b = cuda.blockIdx.x
     if cuda.threadIdx.x == 0:
-        out[b] = (out[b - 1] + 1) if b > 0 else 1   # wrong: assumes block b-1 already ran
+        out[b] = (out[b - 1] + 1) if b > 0 else 1  # wrong: assumes block b-1 already ran
 
 
 def test_block_order_exposes_order_dependence():
     out = np.zeros(6)
     sim.launch(chain, 6, 1, (out,), cross_block_races=False)
-    np.testing.assert_array_equal(out, np.arange(1, 7))     # forward order hides the bug
+    np.testing.assert_array_equal(out, np.arange(1, 7))  # forward order hides the bug
     out[:] = 0
     sim.launch(chain, 6, 1, (out,), cross_block_races=False, block_order="shuffle", seed=1)
     assert not np.array_equal(out, np.arange(1, 7))
     out[:] = 0
     sim.launch(chain, 6, 1, (out,), cross_block_races=False, block_order="reverse")
     np.testing.assert_array_equal(out, [1, 1, 1, 1, 1, 1])
-    err = diagnose(E.DataRace, chain, 6, 1, (out,))                   # and by default it is a race
+    err = diagnose(E.DataRace, chain, 6, 1, (out,))  # and by default it is a race
     assert "in another block" in str(err) and err.block == (1, 0, 0)
 
 
@@ -1000,7 +1078,7 @@ def test_trace_epochs_and_occurrences():
     r = sim.launch(scan_block, 1, TPB, (np.zeros(TPB, np.float32), f32(TPB), TPB))
     tr = r.trace
     s = tr.select(array="s", kind=WRITE)
-    assert s["epoch"].max() == 2 * 5                 # 1 + 2 barriers per step, log2(32) steps
+    assert s["epoch"].max() == 2 * 5  # 1 + 2 barriers per step, log2(32) steps
     w = tr.warp_accesses(space="shared", kind=READ)
     assert all(len(x.lanes) <= 32 for x in w)
     # every read of s[t - d] in one loop step is one warp instruction for the lanes t >= d
@@ -1016,6 +1094,7 @@ def test_trace_off():
 
 
 # --- the engine ------------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def sim_engine():
@@ -1033,7 +1112,7 @@ def test_engine_sim_patches_launch_and_host_calls(sim_engine):
     np.testing.assert_array_equal(out, a.reshape(2, 32)[:, ::-1].reshape(-1))
     d_a = cuda.to_device(a)
     d_out = cuda.device_array(64, np.float32)
-    assert np.isnan(d_out.copy_to_host()).all()      # fresh device memory is garbage, not zeros
+    assert np.isnan(d_out.copy_to_host()).all()  # fresh device memory is garbage, not zeros
     copy_guarded[2, 32](d_out, d_a, 64)
     cuda.synchronize()
     np.testing.assert_array_equal(d_out.copy_to_host(), a)

@@ -1,5 +1,6 @@
 """Simulator behaviour from issues 11 and 16: each wrong kernel diagnosed for its reason, on every
 block order, and a correct twin accepted."""
+
 import inspect
 import sys
 import time
@@ -15,7 +16,8 @@ from helpers.sim import host
 
 TPB = 64
 ORDERS = [dict(block_order="forward"), dict(block_order="reverse")] + [
-    dict(block_order="shuffle", seed=s) for s in range(3)]
+    dict(block_order="shuffle", seed=s) for s in range(3)
+]
 
 
 def line_of(fn, text):
@@ -39,10 +41,11 @@ def data(n, seed=0):
 
 # --- a. dynamic shared memory is one buffer -----------------------------------------------------------
 
+
 @cuda.jit
 def two_dynamic(out, x, y):
     a = cuda.shared.array(0, numba.float32)
-    b = cuda.shared.array(0, numba.float32)     # wrong: starts where `a` does
+    b = cuda.shared.array(0, numba.float32)  # wrong: starts where `a` does
     t = cuda.threadIdx.x
     i = cuda.grid(1)
     a[t] = x[i]
@@ -71,7 +74,7 @@ def dynamic_neighbour(out, x):
     t = cuda.threadIdx.x
     i = cuda.grid(1)
     a[t] = x[i]
-    b[(t + 1) % TPB] = t          # the bytes of a[t + 1], which thread t + 1 writes: a race
+    b[(t + 1) % TPB] = t  # the bytes of a[t + 1], which thread t + 1 writes: a race
     cuda.syncthreads()
     out[i] = a[t]
 
@@ -90,7 +93,7 @@ def test_dynamic_shared_declarations_alias():
     x, y = data(2 * TPB, 1), data(2 * TPB, 2)
     out = np.zeros(2 * TPB, np.float32)
     sim.launch(two_dynamic, 2, TPB, (out, x, y), shared_bytes=2 * TPB * 4)
-    np.testing.assert_array_equal(out, 2 * y)           # b overwrote a, as on a GPU
+    np.testing.assert_array_equal(out, 2 * y)  # b overwrote a, as on a GPU
     sim.launch(one_dynamic_split, 2, TPB, (out, x, y), shared_bytes=2 * TPB * 4)
     np.testing.assert_allclose(out, x + y)
 
@@ -105,10 +108,11 @@ def test_dynamic_shared_overlap_races_and_reinterprets():
         assert err.index == 1 and "thread (0, 0, 0)" in str(err)
     got = np.zeros(TPB, np.int32)
     sim.launch(dynamic_reinterpret, 1, TPB, (got, x), shared_bytes=TPB * 4)
-    np.testing.assert_array_equal(got, x.view(np.int32))   # the same bytes, read as int32
+    np.testing.assert_array_equal(got, x.view(np.int32))  # the same bytes, read as int32
 
 
 # --- b. one verdict for a barrier some threads skip --------------------------------------------------
+
 
 @cuda.jit
 def early_return(out, a, size):
@@ -132,7 +136,7 @@ def skip_then_touch(out, a, size):
         cuda.syncthreads()
         out[i] = s[t]
     else:
-        s[t] = s[0]            # races with thread 0's write, which waits at the barrier
+        s[t] = s[0]  # races with thread 0's write, which waits at the barrier
 
 
 @cuda.jit
@@ -181,8 +185,8 @@ def test_skipped_barrier_wins_over_the_race_it_causes():
         err = diagnose(E.BarrierDivergence, skip_then_touch, 2, TPB, (out, a, size), **kw)
         msg = str(err)
         assert "touching memory" in msg and "undefined behaviour" not in msg, msg
-        assert "DataRace" in msg      # the consequence is named, second
-    sim.launch(skip_then_touch, 2, TPB, (out, a, 2 * TPB))    # no thread skips: fine
+        assert "DataRace" in msg  # the consequence is named, second
+    sim.launch(skip_then_touch, 2, TPB, (out, a, 2 * TPB))  # no thread skips: fine
 
 
 def test_different_barriers_deadlock():
@@ -191,6 +195,7 @@ def test_different_barriers_deadlock():
 
 
 # --- c. a verdict in seconds: spin-waits nobody ends ---------------------------------------------------
+
 
 @cuda.jit
 def spin_on_flag(out, flag):
@@ -219,11 +224,12 @@ def test_spin_on_a_flag_nobody_sets_is_deadlock():
     assert time.perf_counter() - t0 < 10
     assert err.thread == (0, 0, 0) and err.line == line_of(spin_on_flag, "while flag[0] == 0")
     assert err.array == "flag" and err.index == (0,) and "`flag`[0]" in str(err)
-    sim.launch(spin_until_set, 1, TPB, (out, flag))        # another thread sets it: it ends
+    sim.launch(spin_until_set, 1, TPB, (out, flag))  # another thread sets it: it ends
     assert flag[0] == 1 and (out == 1).all()
 
 
 # --- d. valid Numba: a number into a one-element row ---------------------------------------------------
+
 
 @cuda.jit
 def row_store(out, a):
@@ -250,6 +256,7 @@ def test_number_into_one_element_row():
 
 # --- e. hostile code stays in the launch ---------------------------------------------------------------
 
+
 @cuda.jit
 def exits(out, how):
     i = cuda.grid(1)
@@ -265,7 +272,7 @@ def exits(out, how):
 
 @cuda.jit
 def huge_local(out):
-    big = cuda.local.array(200_000, numba.float32)    # 800,000 bytes: over 512 KiB
+    big = cuda.local.array(200_000, numba.float32)  # 800,000 bytes: over 512 KiB
     big[0] = 1
     out[0] = big[0]
 
@@ -328,9 +335,14 @@ def test_local_memory_limit():
     assert out[0] == 1
 
 
-@pytest.mark.parametrize("kernel,name,kind", [(uses_list, "WEIGHTS_LIST", "list"),
-                                              (uses_dict, "WEIGHTS_DICT", "dict"),
-                                              (uses_object, "BOX", "object")])
+@pytest.mark.parametrize(
+    "kernel,name,kind",
+    [
+        (uses_list, "WEIGHTS_LIST", "list"),
+        (uses_dict, "WEIGHTS_DICT", "dict"),
+        (uses_object, "BOX", "object"),
+    ],
+)
 def test_globals_numba_cannot_type(kernel, name, kind):
     err = diagnose(E.Unsupported, kernel, 1, 4, (np.zeros(4),))
     assert f"`{name}`" in str(err) and kind in str(err) and "Numba cannot type" in str(err)
@@ -343,6 +355,7 @@ def test_constant_globals_accepted():
 
 
 # --- f. no internal names in messages ------------------------------------------------------------------
+
 
 @cuda.jit
 def add_arrays(out, a, b):
@@ -367,6 +380,7 @@ def test_whole_array_arithmetic_in_plain_words():
 
 # --- g. match_any_sync / match_all_sync, host streams and events --------------------------------------
 
+
 @cuda.jit
 def match(any_out, all_out, pred_out, keys):
     i = cuda.grid(1)
@@ -382,14 +396,14 @@ def test_match_any_and_all():
     any_out, all_out, pred = (np.zeros(64, np.int64) for _ in range(3))
     sim.launch(match, 2, 32, (any_out, all_out, pred, keys))
     for w in range(2):
-        kw = keys[32 * w:32 * w + 32]
+        kw = keys[32 * w : 32 * w + 32]
         for ln in range(32):
             want = sum(1 << j for j in range(32) if kw[j] == kw[ln])
             assert any_out[32 * w + ln] == np.uint32(want).view(np.int32)
     assert (all_out == 0).all() and (pred == 0).all()
     same = np.full(64, 5, np.int32)
     sim.launch(match, 2, 32, (any_out, all_out, pred, same))
-    assert (all_out == -1).all() and (pred == 1).all()      # the full mask as a signed int32
+    assert (all_out == -1).all() and (pred == 1).all()  # the full mask as a signed int32
 
 
 def test_host_streams_and_events():
@@ -418,13 +432,14 @@ def test_poison_policy():
 
 # --- g. cooperative groups: a grid-wide barrier -------------------------------------------------------
 
+
 @cuda.jit
 def reverse_via_grid(out, tmp, x):
     i = cuda.grid(1)
     n = x.shape[0]
     tmp[i] = 2 * x[i]
     cuda.cg.this_grid().sync()
-    out[i] = tmp[n - 1 - i]        # written by another block: ordered by the grid barrier
+    out[i] = tmp[n - 1 - i]  # written by another block: ordered by the grid barrier
 
 
 @cuda.jit
@@ -432,7 +447,7 @@ def reverse_no_grid_sync(out, tmp, x):
     i = cuda.grid(1)
     n = x.shape[0]
     tmp[i] = 2 * x[i]
-    cuda.syncthreads()             # orders one block only
+    cuda.syncthreads()  # orders one block only
     out[i] = tmp[n - 1 - i]
 
 
@@ -463,11 +478,18 @@ def test_grid_sync_needs_every_thread_and_a_resident_grid():
     assert "this_grid().sync()" in str(err) and "hangs" in str(err)
     # a T4 holds 40 SMs x min(16, 1024 // 1024) = 40 blocks of 1024 threads
     big = 41 * 1024
-    err = diagnose(E.LaunchError, reverse_via_grid, 41, 1024,
-                   (np.zeros(big, np.float32), np.zeros(big, np.float32), np.zeros(big, np.float32)),
-                   trace=False, races=False)
+    err = diagnose(
+        E.LaunchError,
+        reverse_via_grid,
+        41,
+        1024,
+        (np.zeros(big, np.float32), np.zeros(big, np.float32), np.zeros(big, np.float32)),
+        trace=False,
+        races=False,
+    )
     assert "40 such blocks" in str(err) and "resident" in str(err)
     from helpers.sim.grid import max_resident_blocks
+
     assert max_resident_blocks(256, 0) == 160 and max_resident_blocks(256, 48 * 1024) == 40
 
 
@@ -495,7 +517,7 @@ def test_deadline_bounds_a_whole_check():
     t0 = time.perf_counter()
     deadline = time.monotonic() + 0.5
     with pytest.raises(E.Runaway):
-        for _ in range(10):       # each launch alone is within its own 10 s limit
+        for _ in range(10):  # each launch alone is within its own 10 s limit
             sim.launch(slow_loop, 1, 1, (np.zeros(1), 10**9), deadline=deadline)
     assert time.perf_counter() - t0 < 3
     assert sim.config.timeout <= 10

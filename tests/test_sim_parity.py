@@ -1,5 +1,6 @@
 """helpers.sim gives the same outputs as Numba's own simulator (and, with a GPU, as real numba-cuda)
 on the suite of correct kernels in tests/sim_kernels.py."""
+
 import os
 import subprocess
 import sys
@@ -18,8 +19,13 @@ def numba_sim(tmp_path_factory):
     set before numba is imported, and this process has already imported the real numba-cuda."""
     path = tmp_path_factory.mktemp("numba_sim") / "out.npz"
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    p = subprocess.run([sys.executable, str(SCRIPT), "--numba-sim", str(path)], env=env,
-                       capture_output=True, text=True, timeout=300)
+    p = subprocess.run(
+        [sys.executable, str(SCRIPT), "--numba-sim", str(path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stdout + p.stderr
     return dict(np.load(path))
 
@@ -62,6 +68,7 @@ def test_warp_kernels_checked_against_numpy():
 def test_suite_compiles_with_real_numba():
     """The GPU run (`python tests/sim_kernels.py --gpu`) must work first time: every kernel compiles."""
     from helpers import compile as ptx
+
     if not ptx.available():
         pytest.skip("NVVM not installed: cannot compile PTX here")
     for name, spec in sim_kernels.SUITE.items():
@@ -70,11 +77,15 @@ def test_suite_compiles_with_real_numba():
 
 def test_same_as_real_gpu(tmp_path):
     import helpers
+
     if not helpers.gpu_present():
-        pytest.skip("no CUDA GPU here; on a GPU machine run `python tests/sim_kernels.py --gpu OUT.npz` "
-                    "then `--compare OUT.npz`")
+        pytest.skip(
+            "no CUDA GPU here; on a GPU machine run `python tests/sim_kernels.py --gpu OUT.npz` "
+            "then `--compare OUT.npz`"
+        )
     path = tmp_path / "gpu.npz"
-    p = subprocess.run([sys.executable, str(SCRIPT), "--gpu", str(path)], capture_output=True, text=True,
-                       timeout=300)
+    p = subprocess.run(
+        [sys.executable, str(SCRIPT), "--gpu", str(path)], capture_output=True, text=True, timeout=300
+    )
     assert p.returncode == 0, p.stdout + p.stderr
     assert sim_kernels.compare(path) == []

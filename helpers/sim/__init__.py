@@ -6,6 +6,7 @@
 
 See helpers/README.md for the options, the diagnostics and the supported API.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -36,29 +37,72 @@ from .trace import Trace
 @dataclass
 class Launch:
     trace: Trace | None
-    shared_bytes: int            # static + dynamic shared memory per block
+    shared_bytes: int  # static + dynamic shared memory per block
     steps: int
 
 
-def launch(kernel: Any, grid: Any, block: Any, args: Sequence[Any], *, shared_bytes: int = 0,
-           roles: Mapping[str, str] | None = None, trace: bool = True, block_order: BlockOrder = "forward",
-           seed: int = 0, cross_block_races: bool = True, races: bool = True, max_steps: int | None = None,
-           timeout: float | None = None, deadline: float | None = None,
-           options: Options | None = None) -> Launch:
+def launch(
+    kernel: Any,
+    grid: Any,
+    block: Any,
+    args: Sequence[Any],
+    *,
+    shared_bytes: int = 0,
+    roles: Mapping[str, str] | None = None,
+    trace: bool = True,
+    block_order: BlockOrder = "forward",
+    seed: int = 0,
+    cross_block_races: bool = True,
+    races: bool = True,
+    max_steps: int | None = None,
+    timeout: float | None = None,
+    deadline: float | None = None,
+    options: Options | None = None,
+) -> Launch:
     """Run `kernel[grid, block, 0, shared_bytes](*args)` on the simulator (see helpers/README.md).
 
     The keyword arguments are the fields of `Options`; pass `options=` to give them as one object."""
     if options is None:
-        options = Options(shared_bytes=shared_bytes, roles=dict(roles or {}), trace=trace,
-                          block_order=block_order, seed=seed, cross_block_races=cross_block_races,
-                          races=races, max_steps=max_steps, timeout=timeout, deadline=deadline)
+        options = Options(
+            shared_bytes=shared_bytes,
+            roles=dict(roles or {}),
+            trace=trace,
+            block_order=block_order,
+            seed=seed,
+            cross_block_races=cross_block_races,
+            races=races,
+            max_steps=max_steps,
+            timeout=timeout,
+            deadline=deadline,
+        )
     run = Run(kernel, grid, block, tuple(args), options)
     run.execute()
     return Launch(run.trace(), run.static_shared_max + options.shared_bytes, run.steps)
 
 
-__all__ = ["launch", "config", "Config", "Options", "poison", "Launch", "Trace",
-           "errors", "to_device", "device_array",
-           "device_array_like", "DeviceArray", "SimulatorError", "OutOfBounds", "UninitializedRead",
-           "DataRace", "BarrierDivergence", "WarpDivergence", "Deadlock", "Runaway", "LaunchError",
-           "ReadOnlyWrite", "KernelException", "Unsupported"]
+__all__ = [
+    "launch",
+    "config",
+    "Config",
+    "Options",
+    "poison",
+    "Launch",
+    "Trace",
+    "errors",
+    "to_device",
+    "device_array",
+    "device_array_like",
+    "DeviceArray",
+    "SimulatorError",
+    "OutOfBounds",
+    "UninitializedRead",
+    "DataRace",
+    "BarrierDivergence",
+    "WarpDivergence",
+    "Deadlock",
+    "Runaway",
+    "LaunchError",
+    "ReadOnlyWrite",
+    "KernelException",
+    "Unsupported",
+]

@@ -3,6 +3,7 @@
 Thread and block indices are plain attributes that the scheduler sets before it
 resumes a thread, so reading them costs no more than any attribute.
 """
+
 from __future__ import annotations
 
 import math
@@ -19,8 +20,7 @@ class _Namespace:
         self.__dict__.update(fns)
 
     def __getattr__(self, name):
-        raise Unsupported(f"`{name}` is not supported by the simulator (see helpers/README.md for "
-                          "what is)")
+        raise Unsupported(f"`{name}` is not supported by the simulator (see helpers/README.md for what is)")
 
 
 def _bits32(x):
@@ -29,6 +29,7 @@ def _bits32(x):
 
 class SimCuda:
     """One per launch; see helpers/README.md for the supported API."""
+
     warpsize = WARP_SIZE
 
     def __init__(self, run):
@@ -42,6 +43,7 @@ class SimCuda:
         def atomic(op_name, fn):
             def f(ary, idx, val):
                 return _array_of(ary, op_name).atomic(idx, lambda old: fn(old, val), 2)
+
             f.__name__ = op_name
             return f
 
@@ -55,25 +57,36 @@ class SimCuda:
             return _array_of(ary, "inc").atomic(idx, lambda old: 0 if old >= val else old + 1, 2)
 
         def dec(ary, idx, val):
-            return _array_of(ary, "dec").atomic(idx, lambda old: val if (old == 0 or old > val) else old - 1,
-                                                2)
+            return _array_of(ary, "dec").atomic(
+                idx, lambda old: val if (old == 0 or old > val) else old - 1, 2
+            )
 
         self.atomic = _Namespace(
-            add=atomic("add", lambda a, b: a + b), sub=atomic("sub", lambda a, b: a - b),
-            max=atomic("max", max), min=atomic("min", min),
+            add=atomic("add", lambda a, b: a + b),
+            sub=atomic("sub", lambda a, b: a - b),
+            max=atomic("max", max),
+            min=atomic("min", min),
             nanmax=atomic("nanmax", lambda a, b: np.fmax(a, b)),
             nanmin=atomic("nanmin", lambda a, b: np.fmin(a, b)),
             exch=atomic("exch", lambda a, b: b),
-            and_=atomic("and_", lambda a, b: a & b), or_=atomic("or_", lambda a, b: a | b),
+            and_=atomic("and_", lambda a, b: a & b),
+            or_=atomic("or_", lambda a, b: a | b),
             xor=atomic("xor", lambda a, b: a ^ b),
-            cas=cas, compare_and_swap=compare_and_swap, inc=inc, dec=dec)
+            cas=cas,
+            compare_and_swap=compare_and_swap,
+            inc=inc,
+            dec=dec,
+        )
         # alignment: accepted as numba-cuda does; NumPy storage is aligned enough for every dtype
-        self.shared = _Namespace(array=lambda shape, dtype, alignment=None: r.shared_array(
-            shape, dtype, sys._getframe(1)))
-        self.local = _Namespace(array=lambda shape, dtype, alignment=None: r.local_array(
-            shape, dtype, sys._getframe(1)))
+        self.shared = _Namespace(
+            array=lambda shape, dtype, alignment=None: r.shared_array(shape, dtype, sys._getframe(1))
+        )
+        self.local = _Namespace(
+            array=lambda shape, dtype, alignment=None: r.local_array(shape, dtype, sys._getframe(1))
+        )
         self.const = _Namespace(array_like=lambda ary: r.const_array(ary, sys._getframe(1)))
         from .grid import GridGroup
+
         group = GridGroup(r)
         self.cg = _Namespace(this_grid=lambda: group)
 
@@ -149,7 +162,7 @@ class SimCuda:
         return (1 << self.laneid) - 1
 
     def threadfence(self):
-        pass    # blocks run one after another here, so memory is always visible
+        pass  # blocks run one after another here, so memory is always visible
 
     threadfence_block = threadfence_system = threadfence
 
@@ -188,27 +201,62 @@ class SimCuda:
 
     def __getattr__(self, name):
         import numba.cuda as real
+
         v = getattr(real, name, None)
         if v is not None and type(v).__module__.startswith("numba.core.types"):
-            return v    # numba types such as cuda.float32 pass through
+            return v  # numba types such as cuda.float32 pass through
         if name in ("to_device", "device_array", "device_array_like", "synchronize"):
             raise LaunchError(f"cuda.{name} is a host function: call it outside the kernel")
-        raise Unsupported(f"cuda.{name} is not supported by the simulator (see the table in "
-                          "helpers/README.md); on a real GPU it may work")
+        raise Unsupported(
+            f"cuda.{name} is not supported by the simulator (see the table in "
+            "helpers/README.md); on a real GPU it may work"
+        )
 
 
 def _array_of(ary, op):
     from .memory import SimArray
+
     if type(ary) is not SimArray:
-        raise Unsupported(f"cuda.atomic.{op} needs a device array as its first argument, got "
-                          f"{type(ary).__name__}")
+        raise Unsupported(
+            f"cuda.atomic.{op} needs a device array as its first argument, got {type(ary).__name__}"
+        )
     return ary
 
 
 # names of real numba.cuda functions a kernel may have imported directly
-ALIASES = ("syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or", "syncwarp",
-           "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "all_sync", "any_sync",
-           "eq_sync", "ballot_sync", "match_any_sync", "match_all_sync", "activemask", "threadfence",
-           "threadfence_block", "threadfence_system", "grid", "gridsize", "fma", "popc", "brev", "clz", "ffs",
-           "selp", "cbrt",
-           "atomic", "shared", "local", "const", "lanemask_lt", "nanosleep")
+ALIASES = (
+    "syncthreads",
+    "syncthreads_count",
+    "syncthreads_and",
+    "syncthreads_or",
+    "syncwarp",
+    "shfl_sync",
+    "shfl_up_sync",
+    "shfl_down_sync",
+    "shfl_xor_sync",
+    "all_sync",
+    "any_sync",
+    "eq_sync",
+    "ballot_sync",
+    "match_any_sync",
+    "match_all_sync",
+    "activemask",
+    "threadfence",
+    "threadfence_block",
+    "threadfence_system",
+    "grid",
+    "gridsize",
+    "fma",
+    "popc",
+    "brev",
+    "clz",
+    "ffs",
+    "selp",
+    "cbrt",
+    "atomic",
+    "shared",
+    "local",
+    "const",
+    "lanemask_lt",
+    "nanosleep",
+)

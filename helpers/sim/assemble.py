@@ -3,6 +3,7 @@
 Records are raw tuples (actor, 4 * array + kind, flat index, code, lasti), actor being the thread's
 (block, epoch, warp, warp epoch, thread) at the time of the access, appended on the hot path.
 """
+
 from __future__ import annotations
 
 import linecache
@@ -16,8 +17,9 @@ from .threads import canon_site
 from .trace import ACCESS_DTYPE, ArrayInfo, Site, Trace
 
 
-def build(rec: list, griddim: tuple, blockdim: tuple, arrays: list[ArrayInfo], before: dict,
-          after: dict) -> Trace:
+def build(
+    rec: list, griddim: tuple, blockdim: tuple, arrays: list[ArrayInfo], before: dict, after: dict
+) -> Trace:
     n = len(rec)
     acc = np.zeros(n, ACCESS_DTYPE)
     sites: list[Site] = []
@@ -27,11 +29,13 @@ def build(rec: list, griddim: tuple, blockdim: tuple, arrays: list[ArrayInfo], b
         # read column by column (no object arrays: building and freeing them cost more than the rest)
         def col(k: int) -> np.ndarray:
             return np.fromiter(map(itemgetter(k), rec), dtype=np.int64, count=n)
+
         # many accesses share one actor tuple (a thread's, until its next barrier): unpack each once
         actor_ids = np.fromiter(map(id, map(itemgetter(0), rec)), dtype=np.int64, count=n)
         _, afirst, ainv = np.unique(actor_ids, return_index=True, return_inverse=True)
-        actors = np.fromiter(chain.from_iterable(rec[i][0] for i in afirst.tolist()), dtype=np.int64,
-                             count=5 * len(afirst)).reshape(-1, 5)[ainv.reshape(-1)]
+        actors = np.fromiter(
+            chain.from_iterable(rec[i][0] for i in afirst.tolist()), dtype=np.int64, count=5 * len(afirst)
+        ).reshape(-1, 5)[ainv.reshape(-1)]
         block, epoch, thread = actors[:, 0], actors[:, 1], actors[:, 4]
         acc["block"], acc["epoch"], acc["thread"] = block, epoch, thread
         ak = col(1)
@@ -40,12 +44,13 @@ def build(rec: list, griddim: tuple, blockdim: tuple, arrays: list[ArrayInfo], b
         lastis = col(4)
         code_ids = np.fromiter(map(id, map(itemgetter(3), rec)), dtype=np.int64, count=n)
         _, cinv = np.unique(code_ids, return_inverse=True)
-        _, first, inv = np.unique((cinv.astype(np.int64) << 32) | lastis, return_index=True,
-                                  return_inverse=True)
+        _, first, inv = np.unique(
+            (cinv.astype(np.int64) << 32) | lastis, return_index=True, return_inverse=True
+        )
         site_of = np.empty(len(first), np.int32)
-        for j in np.argsort(first):          # sites numbered in order of first use
+        for j in np.argsort(first):  # sites numbered in order of first use
             code, lasti = rec[first[j]][3], int(lastis[first[j]])
-            ck = canon_site(code, lasti)     # one site per instruction, however Python reports it
+            ck = canon_site(code, lasti)  # one site per instruction, however Python reports it
             if ck in canon:
                 site_of[j] = canon[ck]
                 continue

@@ -1,5 +1,6 @@
 """Block barriers (syncthreads and its predicate forms): release when every thread of the block
 waits at the same one; otherwise the diagnosis of which threads went where."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -20,9 +21,9 @@ def resolve(run: Any, threads: list[Thread]) -> None:
             if th.state != BAR or f.f_lasti != lasti or f.f_code is not code:
                 break
         else:
-            if run.held:                 # a thread held a diagnostic back, yet reached the barrier
+            if run.held:  # a thread held a diagnostic back, yet reached the barrier
                 raise next(th.error for th in threads if th.error is not None)
-            if w0.op == "syncthreads":   # plain barrier: no predicate to combine
+            if w0.op == "syncthreads":  # plain barrier: no predicate to combine
                 for th in threads:
                     th.result = None
                     th.state = RUN
@@ -33,7 +34,7 @@ def resolve(run: Any, threads: list[Thread]) -> None:
             return
     at = [th for th in threads if th.state == BAR]
     done = [th for th in threads if th.state == DONE]
-    warp = [th for th in threads if th.state in (WARP, GRID)]   # waiting elsewhere
+    warp = [th for th in threads if th.state in (WARP, GRID)]  # waiting elsewhere
     failed = [th for th in done if th.killed]
     exited = [th for th in done if not th.killed]
     if at and not exited and not warp and failed and len({th.wait.site() for th in at}) == 1:
@@ -44,8 +45,13 @@ def resolve(run: Any, threads: list[Thread]) -> None:
         raise divergence(run, at, exited, warp, failed)
     if not at:
         th = warp[0]
-        raise at_thread(E.Deadlock, "threads wait at warp operations that can never complete "
-                        f"(thread {tuple(th.tidx)} at line {th.wait.line()[0]})", th, th.wait.frame)
+        raise at_thread(
+            E.Deadlock,
+            "threads wait at warp operations that can never complete "
+            f"(thread {tuple(th.tidx)} at line {th.wait.line()[0]})",
+            th,
+            th.wait.frame,
+        )
     sites: dict = {}
     for th in at:
         sites.setdefault(th.wait.site(), th)
@@ -58,43 +64,56 @@ def resolve(run: Any, threads: list[Thread]) -> None:
             f"{tuple(b.tidx)} at line {lb} (`{sb}`). In CUDA all threads of a block must meet at the same "
             "syncthreads; on a real GPU this deadlocks (the block hangs) or pairs the barriers up wrongly. "
             "Put one cuda.syncthreads() where every thread reaches it, outside the `if`.",
-            a, a.wait.frame)
+            a,
+            a.wait.frame,
+        )
     if run.held:
         raise next(th.error for th in threads if th.error is not None)
     release(at)
 
 
-def divergence(run: Any, at: list[Thread], exited: list[Thread], warp: list[Thread],
-               failed: list[Thread]) -> E.SimulatorError:
+def divergence(
+    run: Any, at: list[Thread], exited: list[Thread], warp: list[Thread], failed: list[Thread]
+) -> E.SimulatorError:
     first = at[0]
     where = f"cuda.{first.wait.op}() was reached by {len(at)} thread(s) of the block, but "
     if exited:
         other = exited[0]
         quiet = [th for th in exited if not run.touched_since_barrier(th)]
-        how = (f"{len(exited)} thread(s), e.g. thread {tuple(other.tidx)}, had already finished the "
-               "kernel without reaching it")
+        how = (
+            f"{len(exited)} thread(s), e.g. thread {tuple(other.tidx)}, had already finished the "
+            "kernel without reaching it"
+        )
         if len(quiet) == len(exited):
-            why = (", without touching memory after skipping it. The CUDA Programming Guide makes a "
-                   "syncthreads that not every thread of the block reaches undefined behaviour: today's "
-                   "GPUs usually count exited threads as arrived, so this often works, but nothing "
-                   "guarantees it (older GPUs and other compilers hang or mis-pair barriers), and the "
-                   "checker rejects it. Fix: keep the barrier outside the `if`: guard the loads and "
-                   "stores with `if i < size:` and let every thread reach cuda.syncthreads(), instead of "
-                   "returning early.")
+            why = (
+                ", without touching memory after skipping it. The CUDA Programming Guide makes a "
+                "syncthreads that not every thread of the block reaches undefined behaviour: today's "
+                "GPUs usually count exited threads as arrived, so this often works, but nothing "
+                "guarantees it (older GPUs and other compilers hang or mis-pair barriers), and the "
+                "checker rejects it. Fix: keep the barrier outside the `if`: guard the loads and "
+                "stores with `if i < size:` and let every thread reach cuda.syncthreads(), instead of "
+                "returning early."
+            )
         else:
-            why = (", after touching memory past the point where the others wait. Every thread of a block "
-                   "must reach the same barrier: is it inside an `if` (like `if i < size`) or after an "
-                   "early return? Move it out of the branch; on a real GPU this hangs or gives wrong "
-                   "results.")
+            why = (
+                ", after touching memory past the point where the others wait. Every thread of a block "
+                "must reach the same barrier: is it inside an `if` (like `if i < size`) or after an "
+                "early return? Move it out of the branch; on a real GPU this hangs or gives wrong "
+                "results."
+            )
     else:
         other = warp[0]
         how = f"thread {tuple(other.tidx)} waits at cuda.{other.wait.op} on line {other.wait.line()[0]}"
-        why = (": they can never meet, so a real GPU deadlocks. Call the barrier where every thread of "
-               "the block reaches it.")
+        why = (
+            ": they can never meet, so a real GPU deadlocks. Call the barrier where every thread of "
+            "the block reaches it."
+        )
     extra = ""
     if failed:
-        extra = (f"\n(also found, probably a consequence: {type(failed[0].error).__name__} in thread "
-                 f"{tuple(failed[0].tidx)})")
+        extra = (
+            f"\n(also found, probably a consequence: {type(failed[0].error).__name__} in thread "
+            f"{tuple(failed[0].tidx)})"
+        )
     return at_thread(E.BarrierDivergence, where + how + why + extra, first, first.wait.frame)
 
 

@@ -9,6 +9,7 @@ helpers.sim with tracing on and off, and on Numba's simulator
 imported). Times are the best of N launches after a warm-up launch. Not a test:
 timings depend on the machine and its load.
 """
+
 import json
 import os
 import subprocess
@@ -89,18 +90,26 @@ def cases():
 
     return {
         "scan 8x256": (scan, 8, SCAN_TPB, [np.zeros(n, np.float32), a, n], scan_ok),
-        "matmul 64x64": (matmul, (m // TILE, m // TILE), (TILE, TILE),
-                         [np.zeros((m, m), np.float32), x, y, m],
-                         lambda args: np.allclose(args[0], x @ y, rtol=1e-3, atol=1e-3)),
-        "warp sum 8x256": (warp_sum, 8, SCAN_TPB, [np.zeros(n // WARP, np.float32), w, n],
-                           lambda args: np.allclose(args[0], w.reshape(-1, WARP).sum(1), rtol=1e-4,
-                                                    atol=1e-4)),
+        "matmul 64x64": (
+            matmul,
+            (m // TILE, m // TILE),
+            (TILE, TILE),
+            [np.zeros((m, m), np.float32), x, y, m],
+            lambda args: np.allclose(args[0], x @ y, rtol=1e-3, atol=1e-3),
+        ),
+        "warp sum 8x256": (
+            warp_sum,
+            8,
+            SCAN_TPB,
+            [np.zeros(n // WARP, np.float32), w, n],
+            lambda args: np.allclose(args[0], w.reshape(-1, WARP).sum(1), rtol=1e-4, atol=1e-4),
+        ),
     }
 
 
 def _best(fn, repeat):
     """(best wall seconds, best CPU seconds of this process, all its threads) over `repeat` runs."""
-    fn()    # warm-up: fills caches (source lines, rebinding, Numba's simulator's setup)
+    fn()  # warm-up: fills caches (source lines, rebinding, Numba's simulator's setup)
     wall = cpu = float("inf")
     for _ in range(repeat):
         w0, c0 = time.perf_counter(), time.process_time()
@@ -111,12 +120,14 @@ def _best(fn, repeat):
 
 def time_helpers_sim(repeat):
     from helpers import sim
+
     res = {}
     for name, (k, g, b, args, ok) in cases().items():
         row = {}
         for tr in (True, False):
             row["traced" if tr else "untraced"] = _best(
-                lambda k=k, g=g, b=b, args=args, tr=tr: sim.launch(k, g, b, args, trace=tr), repeat)
+                lambda k=k, g=g, b=b, args=args, tr=tr: sim.launch(k, g, b, args, trace=tr), repeat
+            )
             assert ok(args), f"{name}: helpers.sim gave a wrong answer"
         res[name] = row
     return res
@@ -130,9 +141,10 @@ def time_numba_sim(repeat):
         def launch(k=k, g=g, b=b, dev=dev):
             k[g, b](*dev)
             cuda.synchronize()
+
         try:
             res[name] = _best(launch, repeat)
-        except AttributeError as e:      # Numba's simulator lacks the warp shuffles
+        except AttributeError as e:  # Numba's simulator lacks the warp shuffles
             res[name] = f"cannot run it ({str(e).split(': ', 1)[-1]})"
             continue
         args[0][...] = dev[0].copy_to_host()
@@ -146,27 +158,40 @@ def main(argv):
         print(json.dumps(time_numba_sim(repeat)))
         return
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    p = subprocess.run([sys.executable, "-m", "helpers.sim.bench", "--numba-sim", "--repeat", str(repeat)],
-                       env=env, capture_output=True, text=True, cwd=os.getcwd())
+    p = subprocess.run(
+        [sys.executable, "-m", "helpers.sim.bench", "--numba-sim", "--repeat", str(repeat)],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=os.getcwd(),
+    )
     if p.returncode:
         sys.exit(f"Numba's simulator run failed:\n{p.stdout}{p.stderr}")
     nsim = json.loads(p.stdout.strip().splitlines()[-1])
     ours = time_helpers_sim(repeat)
-    print(f"best of {repeat} launches after a warm-up; seconds as wall / CPU (CPU: all threads of the "
-          "process, the fairer figure on a loaded machine)\n")
-    print(f"{'kernel':15s} {'sim traced':>13s} {'sim untraced':>13s} {'Numba sim':>13s} "
-          f"{'Numba/traced':>13s} {'Numba/untraced':>15s}")
+    print(
+        f"best of {repeat} launches after a warm-up; seconds as wall / CPU (CPU: all threads of the "
+        "process, the fairer figure on a loaded machine)\n"
+    )
+    print(
+        f"{'kernel':15s} {'sim traced':>13s} {'sim untraced':>13s} {'Numba sim':>13s} "
+        f"{'Numba/traced':>13s} {'Numba/untraced':>15s}"
+    )
 
     def pair(x):
         return f"{x[0]:6.3f}/{x[1]:6.3f}"
+
     for name, row in ours.items():
         ns = nsim[name]
         if isinstance(ns, str):
             print(f"{name:15s} {pair(row['traced'])} {pair(row['untraced'])}  Numba's simulator {ns}")
             continue
         ratio = [f"{ns[0] / row[k][0]:.1f}x/{ns[1] / row[k][1]:.1f}x" for k in ("traced", "untraced")]
-        print(f"{name:15s} {pair(row['traced'])} {pair(row['untraced'])} {pair(ns)} {ratio[0]:>13s} "
-              f"{ratio[1]:>15s}")
+        print(
+            f"{name:15s} {pair(row['traced'])} {pair(row['untraced'])} {pair(ns)} {ratio[0]:>13s} "
+            f"{ratio[1]:>15s}"
+        )
+
 
 if __name__ == "__main__":
     main(sys.argv[1:])

@@ -1,4 +1,5 @@
 """Launch validation and argument binding: what CUDA and Numba check before a kernel runs."""
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -10,27 +11,34 @@ from .memory import Storage, new_array
 from .options import BlockOrder
 from .threads import Dim3
 
-STATIC_SHARED_LIMIT = 48 * 1024          # bytes of shared memory a block gets without opting in
-LOCAL_LIMIT = 512 * 1024                 # bytes of local memory per thread (CUDA's limit)
+STATIC_SHARED_LIMIT = 48 * 1024  # bytes of shared memory a block gets without opting in
+LOCAL_LIMIT = 512 * 1024  # bytes of local memory per thread (CUDA's limit)
 
 
 def check_dims(griddim: Dim3, blockdim: Dim3, shared_bytes: int) -> None:
     nthreads = int(np.prod(blockdim))
     if nthreads > 1024 or blockdim[0] > 1024 or blockdim[1] > 1024 or blockdim[2] > 64:
-        raise E.LaunchError(f"{tuple(blockdim)} threads per block: CUDA allows at most 1024 "
-                            "threads per block (and at most 64 in z); the launch would fail")
+        raise E.LaunchError(
+            f"{tuple(blockdim)} threads per block: CUDA allows at most 1024 "
+            "threads per block (and at most 64 in z); the launch would fail"
+        )
     if min(griddim) < 1 or min(blockdim) < 1:
-        raise E.LaunchError(f"grid {tuple(griddim)} x block {tuple(blockdim)}: every "
-                            "dimension must be at least 1")
+        raise E.LaunchError(
+            f"grid {tuple(griddim)} x block {tuple(blockdim)}: every dimension must be at least 1"
+        )
     if shared_bytes > STATIC_SHARED_LIMIT:
-        raise E.LaunchError(f"{shared_bytes} bytes of dynamic shared memory: more than the 48 KiB a "
-                            "block gets without opting in")
+        raise E.LaunchError(
+            f"{shared_bytes} bytes of dynamic shared memory: more than the 48 KiB a "
+            "block gets without opting in"
+        )
 
 
 def check_arity(fn: Any, params: Sequence[str], args: Sequence[Any]) -> None:
     if len(args) != len(params):
-        raise E.LaunchError(f"{fn.__name__} takes {len(params)} arguments "
-                            f"({', '.join(params)}) but the launch passed {len(args)}")
+        raise E.LaunchError(
+            f"{fn.__name__} takes {len(params)} arguments "
+            f"({', '.join(params)}) but the launch passed {len(args)}"
+        )
 
 
 def block_order(order: BlockOrder, nblocks: int, seed: int) -> list[int]:
@@ -59,13 +67,23 @@ def bind_arg(run: Any, name: str, a: Any, role: str) -> Any:
         aid = run.add_array(name, "global", data.shape, data.dtype, role)
         if run.tracing:
             run.before[name] = data.copy()
-        st = Storage(run, data, aid, name, "global", initialised=(role != "out"),
-                     readonly=(role == "in"), cross_block=run.opts.cross_block_races)
+        st = Storage(
+            run,
+            data,
+            aid,
+            name,
+            "global",
+            initialised=(role != "out"),
+            readonly=(role == "in"),
+            cross_block=run.opts.cross_block_races,
+        )
         return new_array(st)
     if isinstance(a, (list, tuple, dict, set)):
-        raise E.LaunchError(f"argument `{name}` is a {type(a).__name__}: kernels take NumPy arrays "
-                            "(or device arrays) and numbers; Numba cannot pass a Python "
-                            f"{type(a).__name__} to a GPU")
+        raise E.LaunchError(
+            f"argument `{name}` is a {type(a).__name__}: kernels take NumPy arrays "
+            "(or device arrays) and numbers; Numba cannot pass a Python "
+            f"{type(a).__name__} to a GPU"
+        )
     if a is None or isinstance(a, str):
         raise E.LaunchError(f"argument `{name}` is {a!r}: kernels take arrays and numbers")
     return a

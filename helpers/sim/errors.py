@@ -8,15 +8,14 @@ about, says what went wrong, and what a real GPU would have done instead.
 class SimulatorError(Exception):
     """Base class: something the kernel did that a real GPU would not forgive."""
 
-    def __init__(self, message, *, block=None, thread=None, line=None, source=None,
-                 array=None, index=None):
+    def __init__(self, message, *, block=None, thread=None, line=None, source=None, array=None, index=None):
         super().__init__(message)
-        self.block = block      # (x, y, z) block index, or None
-        self.thread = thread    # (x, y, z) thread index, or None
-        self.line = line        # source line number in the kernel's file
-        self.source = source    # that line's text
-        self.array = array      # array name
-        self.index = index      # index tuple as the kernel wrote it
+        self.block = block  # (x, y, z) block index, or None
+        self.thread = thread  # (x, y, z) thread index, or None
+        self.line = line  # source line number in the kernel's file
+        self.source = source  # that line's text
+        self.array = array  # array name
+        self.index = index  # index tuple as the kernel wrote it
 
 
 class OutOfBounds(SimulatorError):

@@ -11,6 +11,7 @@ blocks, 1024 threads and 64 KiB of shared memory per SM; registers not counted):
 blocks per SM = min(16, 1024 // threads per block (rounded up to whole warps),
 64 KiB // shared bytes per block), and the grid may have at most 40 x that many blocks.
 """
+
 from __future__ import annotations
 
 from types import CodeType
@@ -47,8 +48,11 @@ def uses_grid_sync(fn: Any) -> bool:
         if "this_grid" in ns:
             return True
         g = getattr(f, "__globals__", {})
-        return any(visit(getattr(g.get(n), "py_func", g.get(n))) for n in ns
-                   if callable(g.get(n)) and getattr(g.get(n), "__module__", None) == f.__module__)
+        return any(
+            visit(getattr(g.get(n), "py_func", g.get(n)))
+            for n in ns
+            if callable(g.get(n)) and getattr(g.get(n), "__module__", None) == f.__module__
+        )
 
     return visit(fn)
 
@@ -74,11 +78,15 @@ def check_residency(run: Any, th: Thread, frame: Any) -> None:
             f"blocks of {nthreads} threads and {shared} bytes of shared memory do not fit: a T4 (40 SMs) "
             f"holds at most {most} such blocks ({most // T4_SMS} per SM). A cooperative launch of this "
             "grid fails on a GPU. Use fewer blocks (loop over the data with a grid-stride loop) or "
-            "smaller ones.", th, frame)
+            "smaller ones.",
+            th,
+            frame,
+        )
 
 
 class GridGroup:
     """What `cuda.cg.this_grid()` returns inside a kernel."""
+
     __slots__ = ("_run",)
 
     def __init__(self, run: Any) -> None:
@@ -86,6 +94,7 @@ class GridGroup:
 
     def sync(self) -> None:
         import sys
+
         self._run.grid_sync(sys._getframe(1))
 
 
@@ -93,7 +102,7 @@ def release(run: Any, parked: dict) -> None:
     """Every block waits at the grid barrier: let them all go on."""
     for st in run.storages.values():
         if st.space == "global":
-            st.acc.clear()       # the barrier orders every earlier access before every later one
+            st.acc.clear()  # the barrier orders every earlier access before every later one
     for state in parked.values():
         for th in state["threads"]:
             if th.state == GRID:
@@ -110,7 +119,10 @@ def unfinished(run: Any, finished: list[int], parked: dict) -> E.SimulatorError:
         E.BarrierDivergence,
         f"block {run.bidx_of(b)} finished the kernel without reaching cuda.cg.this_grid().sync(), which "
         f"the other blocks wait at: every thread of the grid must reach a grid barrier; on a GPU the "
-        "waiting blocks hang. Call it where every thread reaches it, outside any `if`.", th, th.wait.frame)
+        "waiting blocks hang. Call it where every thread reaches it, outside any `if`.",
+        th,
+        th.wait.frame,
+    )
 
 
 def partial_block(run: Any, threads: list[Thread]) -> E.SimulatorError:
@@ -121,4 +133,6 @@ def partial_block(run: Any, threads: list[Thread]) -> E.SimulatorError:
         f"cuda.cg.this_grid().sync() was reached by some threads of the block, but thread "
         f"{tuple(gone.tidx)} had already finished the kernel without reaching it: every thread of the "
         "grid must reach a grid barrier; on a GPU the grid hangs. Keep the barrier outside the `if`.",
-        at, at.wait.frame)
+        at,
+        at.wait.frame,
+    )

@@ -5,6 +5,7 @@ that host code behaves as it does with a GPU (changes show after copy_to_host).
 Streams and events exist so that GPU host code runs unchanged; everything is
 synchronous (`stream=` arguments are accepted and change nothing).
 """
+
 from __future__ import annotations
 
 import time
@@ -72,6 +73,7 @@ class Stream:
 
     def auto_synchronize(self):
         import contextlib
+
         return contextlib.nullcontext(self)
 
     def __repr__(self) -> str:
@@ -131,8 +133,13 @@ def pinned_array_like(ary: np.ndarray) -> np.ndarray:
 
 # what the simulator engine puts in place of numba-cuda's host functions (helpers.engine patches these)
 HOST_API = {
-    "to_device": to_device, "device_array": device_array, "device_array_like": device_array_like,
-    "stream": stream, "default_stream": default_stream, "event": event,
-    "event_elapsed_time": event_elapsed_time, "pinned_array": pinned_array,
+    "to_device": to_device,
+    "device_array": device_array,
+    "device_array_like": device_array_like,
+    "stream": stream,
+    "default_stream": default_stream,
+    "event": event,
+    "event_elapsed_time": event_elapsed_time,
+    "pinned_array": pinned_array,
     "pinned_array_like": pinned_array_like,
 }

@@ -1,5 +1,6 @@
 """Preparing a kernel for the simulator: the same Python function, with `cuda`
 bound to the simulator's API, and the static checks Numba would make."""
+
 from __future__ import annotations
 
 import ast
@@ -54,7 +55,7 @@ def rebind(kernel, api, real_cuda, real_numba, aliases):
         if _is_dispatcher(v):
             return fn_copy(v.py_func)
         if isinstance(v, types.FunctionType) and v.__module__ == root.__module__:
-            return fn_copy(v)    # an undecorated helper that may use cuda.*
+            return fn_copy(v)  # an undecorated helper that may use cuda.*
         name = aliases.get(id(v))
         if name is not None:
             return getattr(api, name)
@@ -90,8 +91,21 @@ def _loaded_globals(code):
     return frozenset(names)
 
 
-_PLAIN = (int, float, complex, bool, str, bytes, np.generic, np.ndarray, np.dtype, types.ModuleType,
-          types.FunctionType, types.BuiltinFunctionType, type)
+_PLAIN = (
+    int,
+    float,
+    complex,
+    bool,
+    str,
+    bytes,
+    np.generic,
+    np.ndarray,
+    np.dtype,
+    types.ModuleType,
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    type,
+)
 
 
 def _check_global(fn, name, v):
@@ -107,13 +121,14 @@ def _check_global(fn, name, v):
     mod = type(v).__module__ or ""
     if mod.split(".")[0] in ("numba", "numba_cuda", "numpy", "helpers", "enum"):
         return
-    kind = {list: "a Python list", dict: "a Python dict", set: "a Python set"}.get(type(v),
-                                                                            "a Python object")
+    kind = {list: "a Python list", dict: "a Python dict", set: "a Python set"}.get(type(v), "a Python object")
     code = fn.__code__
     raise Unsupported(
         f"{fn.__name__} (line {code.co_firstlineno}) uses the global `{name}`, {kind}: Numba cannot type "
         "it inside a kernel, so the kernel would not compile. Pass the data as an array argument, or "
-        "use a tuple or a NumPy array constant.", array=name)
+        "use a tuple or a NumPy array constant.",
+        array=name,
+    )
 
 
 def _global_names(code):
@@ -145,12 +160,17 @@ def static_checks(fn):
     params = {a.arg for a in func.args.args + func.args.kwonlyargs}
     local = {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     for node in ast.walk(func):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "array" and isinstance(node.func.value, ast.Attribute)
-                and node.func.value.attr in ("shared", "local")):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "array"
+            and isinstance(node.func.value, ast.Attribute)
+            and node.func.value.attr in ("shared", "local")
+        ):
             continue
-        shape = (node.args[0] if node.args
-                 else next((k.value for k in node.keywords if k.arg == "shape"), None))
+        shape = (
+            node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "shape"), None)
+        )
         if shape is None:
             continue
         for n in ast.walk(shape):
@@ -161,4 +181,7 @@ def static_checks(fn):
                     f"line {line}: the shape of cuda.{node.func.value.attr}.array uses `{n.id}`, which is "
                     f"{kind}. Numba needs the shape at compile time: use a literal or a module-level "
                     "constant (e.g. TPB = 8), or dynamic shared memory (shape 0 plus the 4th launch "
-                    "parameter).", line=line, source=ast.get_source_segment(src, node))
+                    "parameter).",
+                    line=line,
+                    source=ast.get_source_segment(src, node),
+                )

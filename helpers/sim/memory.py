@@ -6,6 +6,7 @@ holds: a view (offset, shape, strides in elements) onto a Storage. Indexing it
 checks bounds (negative indices too), initialisation, races and read-only
 arrays, then records the access in the running launch's trace.
 """
+
 from __future__ import annotations
 
 import operator
@@ -23,16 +24,28 @@ _SPACE_WORDS = {
 
 
 class Storage:
-    __slots__ = ("run", "data", "shape", "aid", "name", "space", "init", "readonly", "acc", "rd", "wr",
-                 "cross_block", "checked")
+    __slots__ = (
+        "run",
+        "data",
+        "shape",
+        "aid",
+        "name",
+        "space",
+        "init",
+        "readonly",
+        "acc",
+        "rd",
+        "wr",
+        "cross_block",
+        "checked",
+    )
 
-    def __init__(self, run, data, aid, name, space, *, initialised=True, readonly=False,
-                 cross_block=False):
+    def __init__(self, run, data, aid, name, space, *, initialised=True, readonly=False, cross_block=False):
         self.run = run
-        self.data = data.reshape(-1)     # a flat view: writes land in `data`
+        self.data = data.reshape(-1)  # a flat view: writes land in `data`
         self.shape = data.shape
         self.aid = aid
-        self.rd, self.wr = 4 * aid + READ, 4 * aid + WRITE   # trace records: array and kind in one
+        self.rd, self.wr = 4 * aid + READ, 4 * aid + WRITE  # trace records: array and kind in one
         self.name = name
         self.space = space
         self.init = None if initialised else bytearray(data.size)
@@ -40,8 +53,8 @@ class Storage:
         # flat index -> [last writer actor, was it atomic, last reader actor, an earlier other reader]
         # (one dict and a mutable list: the race check is one lookup per access)
         self.acc = {}
-        self.cross_block = cross_block   # global memory: accesses from different blocks conflict
-        self.checked = run.races and space != "local"   # local arrays are private: no races
+        self.cross_block = cross_block  # global memory: accesses from different blocks conflict
+        self.checked = run.races and space != "local"  # local arrays are private: no races
         run.storages[aid] = self
 
 
@@ -53,7 +66,7 @@ def _unordered(s, c, cross_block):
         return cross_block
     if s[4] == c[4] or s[1] != c[1]:
         return False
-    return not (s[2] == c[2] and s[3] != c[3])   # same warp, separated by syncwarp
+    return not (s[2] == c[2] and s[3] != c[3])  # same warp, separated by syncwarp
 
 
 class SimArray:
@@ -98,23 +111,37 @@ class SimArray:
         else:
             what = f"{verb} a whole array (`{me}`) and a number"
             fix = f"x {sym} {me}[i]" if reflected else f"{me}[i] {sym} x"
-        raise self.st.run.error(Unsupported, f"{what} is not allowed in a kernel: a kernel works element by "
-                                f"element, so index them, {fix}", 2, array=me)
+        raise self.st.run.error(
+            Unsupported,
+            f"{what} is not allowed in a kernel: a kernel works element by element, so index them, {fix}",
+            2,
+            array=me,
+        )
 
     def __bool__(self):
-        raise self.st.run.error(Unsupported, f"`{self.st.name}` is a whole array used as a condition: "
-                                "test an element, e.g. `if a[i] > 0:`", 1, array=self.st.name)
+        raise self.st.run.error(
+            Unsupported,
+            f"`{self.st.name}` is a whole array used as a condition: test an element, e.g. `if a[i] > 0:`",
+            1,
+            array=self.st.name,
+        )
 
     def _number(self, *_):
-        raise self.st.run.error(Unsupported, f"`{self.st.name}` is a whole array where a number is needed "
-                                "(int(), float(), math functions, an index): use an element, a[i]",
-                                1, array=self.st.name)
+        raise self.st.run.error(
+            Unsupported,
+            f"`{self.st.name}` is a whole array where a number is needed "
+            "(int(), float(), math functions, an index): use an element, a[i]",
+            1,
+            array=self.st.name,
+        )
 
     __int__ = __float__ = __index__ = __complex__ = _number
 
     def __array__(self, *a, **k):
-        raise Unsupported(f"`{self.st.name}` is a device array inside a kernel: NumPy functions cannot "
-                          "run on it (Numba would refuse to compile this). Index it element by element.")
+        raise Unsupported(
+            f"`{self.st.name}` is a device array inside a kernel: NumPy functions cannot "
+            "run on it (Numba would refuse to compile this). Index it element by element."
+        )
 
     # --- indexing
     def _locate(self, idx, depth):
@@ -132,8 +159,12 @@ class SimArray:
                     start, stop, step = i.start, i.stop, i.step
                     for v in (start, stop, step):
                         if v is not None and operator.index(v) < 0:
-                            raise self._oob(idx, "negative slice bounds wrap around in Python; "
-                                            "write the index you mean explicitly", depth + 1)
+                            raise self._oob(
+                                idx,
+                                "negative slice bounds wrap around in Python; "
+                                "write the index you mean explicitly",
+                                depth + 1,
+                            )
                     start, stop, step = i.indices(n)
                     off += start * st
                     shape.append(len(range(start, stop, step)))
@@ -144,13 +175,15 @@ class SimArray:
                 except TypeError:
                     raise Unsupported(
                         f"index {i!r} into `{self.st.name}` is a {type(i).__name__}, not an integer: "
-                        "CUDA indices must be integers (use int(...) or //)") from None
+                        "CUDA indices must be integers (use int(...) or //)"
+                    ) from None
             if i < 0 or i >= n:
                 raise self._oob(idx, None, depth + 1)
             off += i * st
         if shape or len(idx) < self.ndim:
-            return SimArray(self.st, off, tuple(shape) + self.shape[len(idx):],
-                            tuple(strides) + self.strides[len(idx):])
+            return SimArray(
+                self.st, off, tuple(shape) + self.shape[len(idx) :], tuple(strides) + self.strides[len(idx) :]
+            )
         return off
 
     def _oob(self, idx, why, depth):
@@ -159,23 +192,38 @@ class SimArray:
         if why is None:
             neg = any(type(i) is not slice and operator.index(i) < 0 for i in idx)
             if neg:
-                why = ("a negative index: Python and Numba silently wrap it to the end of the array, "
-                       "real CUDA reads or writes memory before the array (garbage or a crash)")
+                why = (
+                    "a negative index: Python and Numba silently wrap it to the end of the array, "
+                    "real CUDA reads or writes memory before the array (garbage or a crash)"
+                )
             else:
-                why = (f"past the end (shape {tuple(self.shape)}): a real GPU does no bounds check and "
-                       "would silently read garbage or overwrite another array. Is a guard missing?")
-        return run.error(OutOfBounds, f"index [{shown}] into {_SPACE_WORDS[self.st.space]} "
-                         f"`{self.st.name}` is out of bounds: {why}",
-                         depth + 1, array=self.st.name, index=idx)
+                why = (
+                    f"past the end (shape {tuple(self.shape)}): a real GPU does no bounds check and "
+                    "would silently read garbage or overwrite another array. Is a guard missing?"
+                )
+        return run.error(
+            OutOfBounds,
+            f"index [{shown}] into {_SPACE_WORDS[self.st.space]} `{self.st.name}` is out of bounds: {why}",
+            depth + 1,
+            array=self.st.name,
+            index=idx,
+        )
 
     def __getitem__(self, idx):
         if type(idx) is int and self.ndim == 1:
             if idx < 0 or idx >= self.shape[0]:
                 raise self._oob((idx,), None, 1)
             flat = self.offset + idx * self.strides[0]
-        elif (type(idx) is tuple and self.ndim == 2 and len(idx) == 2 and type(idx[0]) is int
-              and type(idx[1]) is int and 0 <= idx[0] < self.shape[0] and 0 <= idx[1] < self.shape[1]):
-            flat = self.offset + idx[0] * self.strides[0] + idx[1] * self.strides[1]   # 2-D fast path
+        elif (
+            type(idx) is tuple
+            and self.ndim == 2
+            and len(idx) == 2
+            and type(idx[0]) is int
+            and type(idx[1]) is int
+            and 0 <= idx[0] < self.shape[0]
+            and 0 <= idx[1] < self.shape[1]
+        ):
+            flat = self.offset + idx[0] * self.strides[0] + idx[1] * self.strides[1]  # 2-D fast path
         else:
             flat = self._locate(idx, 1)
             if type(flat) is SimArray:
@@ -192,12 +240,17 @@ class SimArray:
             else:
                 w = s[0]
                 # inlined _unordered(w, c): the common case (ordered by a barrier) costs a few compares
-                if w is not None and w is not c and (
+                if (
+                    w is not None
+                    and w is not c
+                    and (
                         (w[0] != c[0] and st.cross_block)
-                        or (w[0] == c[0] and w[1] == c[1] and w[4] != c[4]
-                            and (w[2] != c[2] or w[3] == c[3]))):
-                    run.fail(run.race(st, flat, idx, "reads", w,
-                                   "wrote" if not s[1] else "atomically updated", 1))
+                        or (w[0] == c[0] and w[1] == c[1] and w[4] != c[4] and (w[2] != c[2] or w[3] == c[3]))
+                    )
+                ):
+                    run.fail(
+                        run.race(st, flat, idx, "reads", w, "wrote" if not s[1] else "atomically updated", 1)
+                    )
                 r = s[2]
                 if r is None:
                     s[2] = c
@@ -219,18 +272,29 @@ class SimArray:
             if idx < 0 or idx >= self.shape[0]:
                 raise self._oob((idx,), None, 1)
             flat = self.offset + idx * self.strides[0]
-        elif (type(idx) is tuple and self.ndim == 2 and len(idx) == 2 and type(idx[0]) is int
-              and type(idx[1]) is int and 0 <= idx[0] < self.shape[0] and 0 <= idx[1] < self.shape[1]):
+        elif (
+            type(idx) is tuple
+            and self.ndim == 2
+            and len(idx) == 2
+            and type(idx[0]) is int
+            and type(idx[1]) is int
+            and 0 <= idx[0] < self.shape[0]
+            and 0 <= idx[1] < self.shape[1]
+        ):
             flat = self.offset + idx[0] * self.strides[0] + idx[1] * self.strides[1]
         else:
             flat = self._locate(idx, 1)
             if type(flat) is SimArray:
                 if flat.size != 1 or hasattr(value, "__len__"):
                     raise self.st.run.error(
-                        Unsupported, f"assigning to a slice of `{self.st.name}` ({len(flat.shape)}-D view of "
+                        Unsupported,
+                        f"assigning to a slice of `{self.st.name}` ({len(flat.shape)}-D view of "
                         f"shape {flat.shape}): the simulator only takes a number stored into a one-element "
                         "view (as `out[row] = x` for an array of shape (rows, 1)); write elements one by one",
-                        1, array=self.st.name, index=idx)
+                        1,
+                        array=self.st.name,
+                        index=idx,
+                    )
                 # a number into a one-element view, as Numba allows: the element itself
                 idx = (idx if type(idx) is tuple else (idx,)) + (0,) * len(flat.shape)
                 flat = flat.offset
@@ -245,12 +309,17 @@ class SimArray:
                 st.acc[flat] = [c, False, None, None]
             else:
                 w = s[0]
-                if w is not None and w is not c and (
+                if (
+                    w is not None
+                    and w is not c
+                    and (
                         (w[0] != c[0] and st.cross_block)
-                        or (w[0] == c[0] and w[1] == c[1] and w[4] != c[4]
-                            and (w[2] != c[2] or w[3] == c[3]))):
-                    run.fail(run.race(st, flat, idx, "writes", w,
-                                   "wrote" if not s[1] else "atomically updated", 1))
+                        or (w[0] == c[0] and w[1] == c[1] and w[4] != c[4] and (w[2] != c[2] or w[3] == c[3]))
+                    )
+                ):
+                    run.fail(
+                        run.race(st, flat, idx, "writes", w, "wrote" if not s[1] else "atomically updated", 1)
+                    )
                 r = s[2]
                 if r is not None:
                     if r is not c and _unordered(r, c, st.cross_block):
@@ -271,15 +340,25 @@ class SimArray:
         try:
             st.data[flat] = value
         except (TypeError, ValueError) as e:
-            raise run.error(Unsupported, f"cannot store {value!r} in `{st.name}` ({st.data.dtype}): {e}",
-                            1, array=st.name, index=idx) from None
+            raise run.error(
+                Unsupported,
+                f"cannot store {value!r} in `{st.name}` ({st.data.dtype}): {e}",
+                1,
+                array=st.name,
+                index=idx,
+            ) from None
 
     def _readonly(self, idx, depth):
         st = self.st
         what = "a constant array" if st.space == "const" else "an input"
-        return st.run.error(ReadOnlyWrite, f"wrote `{st.name}`[{_fmt(idx)}], which is {what}: the kernel "
-                            "must not change it (the checker compares against the original values)",
-                            depth + 1, array=st.name, index=idx)
+        return st.run.error(
+            ReadOnlyWrite,
+            f"wrote `{st.name}`[{_fmt(idx)}], which is {what}: the kernel "
+            "must not change it (the checker compares against the original values)",
+            depth + 1,
+            array=st.name,
+            index=idx,
+        )
 
     def _write(self, flat, idx, kind, depth):
         """The checks and record of a write (atomics; plain stores inline this in __setitem__)."""
@@ -296,14 +375,24 @@ class SimArray:
             w = s[0]
             if w is not None and not (atomic and s[1]) and _unordered(w, c, st.cross_block):
                 verb = "atomically updates" if atomic else "writes"
-                run.fail(run.race(st, flat, idx, verb, w, "wrote" if not s[1] else "atomically updated",
-                               depth + 1))
+                run.fail(
+                    run.race(st, flat, idx, verb, w, "wrote" if not s[1] else "atomically updated", depth + 1)
+                )
             for other in (s[2], s[3]):
                 if other is not None and _unordered(other, c, st.cross_block):
-                    run.fail(run.race(st, flat, idx, "writes" if not atomic else "atomically updates",
-                                   other, "read", depth + 1))
+                    run.fail(
+                        run.race(
+                            st,
+                            flat,
+                            idx,
+                            "writes" if not atomic else "atomically updates",
+                            other,
+                            "read",
+                            depth + 1,
+                        )
+                    )
             if atomic and w is not None and not s[1] and w == c:
-                atomic = False    # this thread's own plain write stays visible to later racers
+                atomic = False  # this thread's own plain write stays visible to later racers
             s[0] = c
             s[1] = atomic
         if st.init is not None:
@@ -326,9 +415,13 @@ class SimArray:
         else:
             who = "no thread had written it yet (outputs start as garbage: the checker fills them with NaN)"
             gpu = "a real GPU returns whatever was in that memory"
-        return st.run.error(UninitializedRead, f"read `{st.name}`[{_fmt(idx)}] but {who}; {gpu}. "
-                            "Is a barrier or an initialising write missing?", depth + 1,
-                            array=st.name, index=idx)
+        return st.run.error(
+            UninitializedRead,
+            f"read `{st.name}`[{_fmt(idx)}] but {who}; {gpu}. Is a barrier or an initialising write missing?",
+            depth + 1,
+            array=st.name,
+            index=idx,
+        )
 
     # --- atomics (called from helpers.sim.api)
     def atomic(self, idx, op, depth):
@@ -345,18 +438,30 @@ class SimArray:
 
 
 _OPS = {
-    "add": ("adding", "+"), "sub": ("subtracting", "-"), "mul": ("multiplying", "*"),
-    "truediv": ("dividing", "/"), "floordiv": ("dividing", "//"), "mod": ("taking the remainder of", "%"),
-    "pow": ("raising", "**"), "matmul": ("multiplying", "@"), "and": ("combining", "&"),
-    "or": ("combining", "|"), "xor": ("combining", "^"), "lshift": ("shifting", "<<"),
-    "rshift": ("shifting", ">>"), "lt": ("comparing", "<"), "le": ("comparing", "<="),
-    "gt": ("comparing", ">"), "ge": ("comparing", ">="),
+    "add": ("adding", "+"),
+    "sub": ("subtracting", "-"),
+    "mul": ("multiplying", "*"),
+    "truediv": ("dividing", "/"),
+    "floordiv": ("dividing", "//"),
+    "mod": ("taking the remainder of", "%"),
+    "pow": ("raising", "**"),
+    "matmul": ("multiplying", "@"),
+    "and": ("combining", "&"),
+    "or": ("combining", "|"),
+    "xor": ("combining", "^"),
+    "lshift": ("shifting", "<<"),
+    "rshift": ("shifting", ">>"),
+    "lt": ("comparing", "<"),
+    "le": ("comparing", "<="),
+    "gt": ("comparing", ">"),
+    "ge": ("comparing", ">="),
 }
 
 
 def _binop(op, reflected):
     def f(self, other):
         self._whole(op, other, reflected)
+
     f.__name__ = f"__{'r' if reflected else ''}{op}__"
     return f
 
@@ -366,8 +471,9 @@ for _op in _OPS:
     if _op not in ("lt", "le", "gt", "ge"):
         setattr(SimArray, f"__r{_op}__", _binop(_op, True))
         setattr(SimArray, f"__i{_op}__", _binop(_op, False))
-SimArray.__neg__ = SimArray.__pos__ = SimArray.__abs__ = SimArray.__invert__ = (
-    lambda self: self._whole("sub", 0, True))
+SimArray.__neg__ = SimArray.__pos__ = SimArray.__abs__ = SimArray.__invert__ = lambda self: self._whole(
+    "sub", 0, True
+)
 
 
 def _fmt(idx):

@@ -2,6 +2,7 @@
 
 Every simulator error is built here, so the header reads the same whichever check found it.
 """
+
 from __future__ import annotations
 
 import linecache
@@ -56,28 +57,50 @@ def header(block: Any = None, thread: Any = None, line: int | None = None, sourc
     return ", ".join(parts)
 
 
-def diagnostic(cls: type[E.SimulatorError], msg: str, *, block: Any = None, thread: Any = None,
-               line: int | None = None, source: str = "", array: str | None = None,
-               index: Any = None) -> E.SimulatorError:
+def diagnostic(
+    cls: type[E.SimulatorError],
+    msg: str,
+    *,
+    block: Any = None,
+    thread: Any = None,
+    line: int | None = None,
+    source: str = "",
+    array: str | None = None,
+    index: Any = None,
+) -> E.SimulatorError:
     """`cls` with the standard header above `msg` and its fields set."""
     head = header(block, thread, line, source)
     block = None if block is None else tuple(block)
     thread = None if thread is None else tuple(thread)
-    return cls(f"{head}\n{msg}" if head else msg, block=block, thread=thread, line=line,
-               source=source, array=array, index=index)
+    return cls(
+        f"{head}\n{msg}" if head else msg,
+        block=block,
+        thread=thread,
+        line=line,
+        source=source,
+        array=array,
+        index=index,
+    )
 
 
-def at_thread(cls: type[E.SimulatorError], msg: str, th: Any, frame: FrameType | None = None,
-              **fields: Any) -> E.SimulatorError:
+def at_thread(
+    cls: type[E.SimulatorError], msg: str, th: Any, frame: FrameType | None = None, **fields: Any
+) -> E.SimulatorError:
     """A diagnostic about simulated thread `th` (anything with .bidx and .tidx) at `frame`'s line."""
     line, src = source_at(frame)
-    return diagnostic(cls, msg, block=th and th.bidx, thread=th and th.tidx, line=line, source=src,
-                      **fields)
+    return diagnostic(cls, msg, block=th and th.bidx, thread=th and th.tidx, line=line, source=src, **fields)
 
 
-_INTERNAL = (("'SimArray'", "device array"), ("SimArray", "device array"), ("'SimCuda'", "cuda"),
-             ("SimCuda", "cuda"), ("'_Namespace'", "cuda namespace"), ("_Namespace", "cuda namespace"),
-             ("'GridGroup'", "grid group"), ("'DeviceArray'", "device array"))
+_INTERNAL = (
+    ("'SimArray'", "device array"),
+    ("SimArray", "device array"),
+    ("'SimCuda'", "cuda"),
+    ("SimCuda", "cuda"),
+    ("'_Namespace'", "cuda namespace"),
+    ("_Namespace", "cuda namespace"),
+    ("'GridGroup'", "grid group"),
+    ("'DeviceArray'", "device array"),
+)
 
 
 def plain_words(text: str) -> str:

@@ -1,4 +1,5 @@
 """Options of one simulated launch: one frozen object, defaults from `helpers.sim.config`."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -8,9 +9,10 @@ from typing import Mapping, Sequence, Union
 @dataclass
 class Config:
     """Process-wide defaults (`helpers.sim.config`), read when a launch leaves an option unset."""
-    max_steps: int = 5_000_000   # memory accesses + barriers per launch before Runaway
-    timeout: float = 10.0        # seconds per launch before Runaway (catches loops with no accesses)
-    trace: bool = True           # record accesses for launches made through kernel[...] (sim engine)
+
+    max_steps: int = 5_000_000  # memory accesses + barriers per launch before Runaway
+    timeout: float = 10.0  # seconds per launch before Runaway (catches loops with no accesses)
+    trace: bool = True  # record accesses for launches made through kernel[...] (sim engine)
 
 
 config = Config()
@@ -21,19 +23,23 @@ BlockOrder = Union[str, Sequence[int]]
 @dataclass(frozen=True)
 class Options:
     """How to run one launch. `max_steps`/`timeout` of None mean `config`'s value at launch time."""
-    shared_bytes: int = 0                     # dynamic shared memory per block (4th launch parameter)
-    roles: Mapping[str, str] = field(default_factory=dict)   # argument -> "in" | "out" | "inout"
-    trace: bool = True                        # record every access (needed for pictures and budgets)
-    block_order: BlockOrder = "forward"       # "forward", "reverse", "shuffle" (by seed) or a permutation
+
+    shared_bytes: int = 0  # dynamic shared memory per block (4th launch parameter)
+    roles: Mapping[str, str] = field(default_factory=dict)  # argument -> "in" | "out" | "inout"
+    trace: bool = True  # record every access (needed for pictures and budgets)
+    block_order: BlockOrder = "forward"  # "forward", "reverse", "shuffle" (by seed) or a permutation
     seed: int = 0
-    cross_block_races: bool = True            # accesses to one global element from two blocks conflict
-    races: bool = True                        # check races at all
+    cross_block_races: bool = True  # accesses to one global element from two blocks conflict
+    races: bool = True  # check races at all
     max_steps: int | None = None
     timeout: float | None = None
-    deadline: float | None = None             # time.monotonic() by which to stop (a whole check's budget)
+    deadline: float | None = None  # time.monotonic() by which to stop (a whole check's budget)
 
     def resolved(self) -> "Options":
         """These options with the limits left unset taken from `config`."""
-        return replace(self, roles=dict(self.roles or {}),
-                       max_steps=self.max_steps or config.max_steps,
-                       timeout=config.timeout if self.timeout is None else self.timeout)
+        return replace(
+            self,
+            roles=dict(self.roles or {}),
+            max_steps=self.max_steps or config.max_steps,
+            timeout=config.timeout if self.timeout is None else self.timeout,
+        )

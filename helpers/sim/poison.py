@@ -4,6 +4,7 @@ A GPU leaves new device, shared and local memory uninitialised. Filling it with
 values no correct kernel produces makes a read of it, or an output element
 never written, visible: NaN for floats, a large odd sentinel for integers.
 """
+
 from __future__ import annotations
 
 from typing import Any

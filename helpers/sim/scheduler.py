@@ -10,6 +10,7 @@ constant memory), memory.py (checked arrays, race state), barriers.py, warps.py,
 (trace assembly), messages.py (every diagnostic's header), options.py (the launch's options),
 grid.py (cooperative groups' grid barrier: blocks run together), spin.py (spin-waits that never end).
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -44,8 +45,9 @@ class _Timeout(BaseException):
 
 
 class Run:
-    def __init__(self, kernel: Any, griddim: Any, blockdim: Any, args: Sequence[Any],
-                 opts: Options | None = None) -> None:
+    def __init__(
+        self, kernel: Any, griddim: Any, blockdim: Any, args: Sequence[Any], opts: Options | None = None
+    ) -> None:
         import numba
         import numba.cuda as real_cuda
 
@@ -57,7 +59,7 @@ class Run:
         aliases = {id(getattr(real_cuda, n)): n for n in ALIASES if hasattr(real_cuda, n)}
         self.fn = rebind(kernel, self.api, real_cuda, numba, aliases)
         code = self.fn0.__code__
-        self.params = code.co_varnames[:code.co_argcount]
+        self.params = code.co_varnames[: code.co_argcount]
         binding.check_arity(self.fn0, self.params, args)
         self.tracing, self.races = opts.trace, opts.races
         # `max_steps` is the next step count at which `step` looks (the hot path compares with it):
@@ -66,23 +68,25 @@ class Run:
         self.max_steps = min(self.step_limit, spin.CHECK)
         self.rec: list = []
         self.arrays: list[ArrayInfo] = []
-        self.storages: dict = {}             # array id -> its latest Storage (this block's, for shared)
+        self.storages: dict = {}  # array id -> its latest Storage (this block's, for shared)
         self.cur: Thread | None = None
         self.before: dict = {}
         self.writeback: list = []
-        self.kargs = [binding.bind_arg(self, name, a, opts.roles.get(name, "inout"))
-                      for name, a in zip(self.params, args)]
+        self.kargs = [
+            binding.bind_arg(self, name, a, opts.roles.get(name, "inout"))
+            for name, a in zip(self.params, args)
+        ]
         self.order = binding.block_order(opts.block_order, int(np.prod(self.griddim)), opts.seed)
         self.spaces = Spaces(self)
         self.spin_probe: tuple | None = None  # the last look for a spin-wait (spin.py)
-        self.warp_pending = False            # some thread waits at a warp operation
-        self.held = False                    # some thread holds back a diagnostic (see `fail`)
-        self.any_spin = False                # some thread of the block is in state SPIN
-        self.coop = grid.uses_grid_sync(self.fn0)   # blocks run together, for a grid barrier
-        self.parked: dict = {}               # block -> its saved state, while it waits at the grid barrier
+        self.warp_pending = False  # some thread waits at a warp operation
+        self.held = False  # some thread holds back a diagnostic (see `fail`)
+        self.any_spin = False  # some thread of the block is in state SPIN
+        self.coop = grid.uses_grid_sync(self.fn0)  # blocks run together, for a grid barrier
+        self.parked: dict = {}  # block -> its saved state, while it waits at the grid barrier
         self.grid_sched: Any = None
         self._resident_checked = False
-        self._tidxs: list | None = None      # threadIdx of each thread, shared by all blocks
+        self._tidxs: list | None = None  # threadIdx of each thread, shared by all blocks
         self._waits: list | None = None
 
     @property
@@ -98,9 +102,12 @@ class Run:
     def step(self) -> None:
         self.steps += 1
         if self.steps > self.step_limit:
-            raise self.error(E.Runaway, f"the kernel made more than {self.step_limit:,} memory accesses and "
-                             "barriers: most likely a loop that never ends (a loop variable not advanced, "
-                             "a stride of 0?). Raise helpers.sim.config.max_steps if it really needs more.")
+            raise self.error(
+                E.Runaway,
+                f"the kernel made more than {self.step_limit:,} memory accesses and "
+                "barriers: most likely a loop that never ends (a loop variable not advanced, "
+                "a stride of 0?). Raise helpers.sim.config.max_steps if it really needs more.",
+            )
         if self.steps > self.max_steps:
             self.max_steps = min(self.step_limit, self.steps + spin.CHECK)
             if self.tracing and self.cur is not None and spin.looks_stuck(self):
@@ -111,9 +118,17 @@ class Run:
                 self._yield(t)
 
     # --- diagnostics (memory.py raises through these)
-    def error(self, cls: type[E.SimulatorError], msg: str, depth: int = 0, *, array: str | None = None,
-              index: Any = None, thread: Thread | None = None, frame: FrameType | None = None
-              ) -> E.SimulatorError:
+    def error(
+        self,
+        cls: type[E.SimulatorError],
+        msg: str,
+        depth: int = 0,
+        *,
+        array: str | None = None,
+        index: Any = None,
+        thread: Thread | None = None,
+        frame: FrameType | None = None,
+    ) -> E.SimulatorError:
         return at_thread(cls, msg, thread or self.cur, frame or user_frame(), array=array, index=index)
 
     def who(self, actor: tuple) -> str:
@@ -128,22 +143,29 @@ class Run:
         gx, gy, _ = self.griddim
         return (b % gx, (b // gx) % gy, b // (gx * gy))
 
-    def race(self, st: Any, flat: int, idx: Any, verb: str, other: tuple, other_verb: str,
-             depth: int) -> E.SimulatorError:
+    def race(
+        self, st: Any, flat: int, idx: Any, verb: str, other: tuple, other_verb: str, depth: int
+    ) -> E.SimulatorError:
         c = self.cur.actor
         where = "in the same barrier interval (no cuda.syncthreads() between them)"
         fix = "Put a cuda.syncthreads() between the two accesses, or give each thread its own element."
         if other[0] != c[0]:
             where = "in another block"
-            fix = ("Blocks cannot wait for each other inside a kernel and run in any order: give each "
-                   "element one owner block, or use cuda.atomic for accumulations.")
+            fix = (
+                "Blocks cannot wait for each other inside a kernel and run in any order: give each "
+                "element one owner block, or use cuda.atomic for accumulations."
+            )
         elif other[2] == c[2] and other[1] == c[1]:
-            fix += (" Lanes of one warp do not run in lockstep on Volta and later GPUs: cuda.syncwarp() "
-                    "orders them.")
+            fix += (
+                " Lanes of one warp do not run in lockstep on Volta and later GPUs: cuda.syncwarp() "
+                "orders them."
+            )
         idx_s = ", ".join(map(str, idx)) if type(idx) is tuple else str(idx)
-        msg = (f"data race on {st.space} array `{st.name}`[{idx_s}]: this thread {verb} it while "
-               f"{self.who(other)} {other_verb} it {where}. The result depends on which thread runs "
-               f"first; on a real GPU it changes from run to run. {fix}")
+        msg = (
+            f"data race on {st.space} array `{st.name}`[{idx_s}]: this thread {verb} it while "
+            f"{self.who(other)} {other_verb} it {where}. The result depends on which thread runs "
+            f"first; on a real GPU it changes from run to run. {fix}"
+        )
         return self.error(E.DataRace, msg, array=st.name, index=idx)
 
     def fail(self, err: E.SimulatorError) -> None:
@@ -170,8 +192,10 @@ class Run:
             if a[0] == th.b and a[4] == th.t:
                 if a[1] != th.epoch:
                     return False
-                if r[3].co_name == waiting.wait.frame.f_code.co_name and \
-                        assemble.line_of(r[3], r[4]) > bar_line:
+                if (
+                    r[3].co_name == waiting.wait.frame.f_code.co_name
+                    and assemble.line_of(r[3], r[4]) > bar_line
+                ):
                     return True
         return False
 
@@ -212,8 +236,11 @@ class Run:
         t = self.cur
         mask = int(mask) & 0xFFFFFFFF
         if not (mask >> t.lane) & 1:
-            raise self.error(E.WarpDivergence, f"cuda.{op} with mask {mask:#010x}, which does not include "
-                             f"this thread's own lane {t.lane}: CUDA requires it (undefined behaviour)")
+            raise self.error(
+                E.WarpDivergence,
+                f"cuda.{op} with mask {mask:#010x}, which does not include "
+                f"this thread's own lane {t.lane}: CUDA requires it (undefined behaviour)",
+            )
         w = t.wait
         w.op, w.mask, w.value, w.arg, w.frame = op, mask, value, arg, frame
         t.state = WARP
@@ -254,9 +281,13 @@ class Run:
     def _park(self, b: int) -> None:
         """This block waits at the grid barrier: hand over to the grid scheduler until it releases."""
         sp = self.spaces
-        self.parked[b] = {"threads": self.threads, "warps": self.warps, "sched": self.sched,
-                          "blockIdx": self.api.blockIdx,
-                          "spaces": (sp.block_shared, sp.static_shared, sp.dynamic, sp.dynamic_state)}
+        self.parked[b] = {
+            "threads": self.threads,
+            "warps": self.warps,
+            "sched": self.sched,
+            "blockIdx": self.api.blockIdx,
+            "spaces": (sp.block_shared, sp.static_shared, sp.dynamic, sp.dynamic_state),
+        }
         self.grid_sched.switch()
         st = self.parked.pop(b)
         self.threads, self.warps, self.sched = st["threads"], st["warps"], st["sched"]
@@ -286,7 +317,7 @@ class Run:
         for i in range(t.t + 1, len(threads)):
             nxt = threads[i]
             if nxt.state == RUN:
-                if not nxt.g:    # not started: start it from the scheduler, or stacks would nest
+                if not nxt.g:  # not started: start it from the scheduler, or stacks would nest
                     break
                 self.cur = nxt
                 self.api.threadIdx, self.api.laneid = nxt.tidx, nxt.lane
@@ -300,28 +331,34 @@ class Run:
             self.fn(*self.kargs)
         except _HELD as err:
             if th.error is None and any(o.state == BAR and o.epoch == th.epoch for o in self.threads):
-                th.error = err     # decided when the barrier resolves (see barriers.resolve)
+                th.error = err  # decided when the barrier resolves (see barriers.resolve)
                 th.killed = self.held = True
                 return
             if th.error is not None:
-                return             # a thread running on after a held error: it has left the barrier
+                return  # a thread running on after a held error: it has left the barrier
             raise
         except E.SimulatorError:
             if th.error is not None:
                 return
             raise
-        except (Exception, SystemExit, KeyboardInterrupt) as e:   # never leave the launch
+        except (Exception, SystemExit, KeyboardInterrupt) as e:  # never leave the launch
             if th.error is not None and not isinstance(e, (SystemExit, KeyboardInterrupt)):
-                return             # garbage from a held error's poison value: the held error speaks
+                return  # garbage from a held error's poison value: the held error speaks
             frame, line = kernel_frame(e.__traceback__)
             line, src = source_at(frame, line)
-            what = {SystemExit: "exit the program (sys.exit or raise SystemExit)",
-                    KeyboardInterrupt: "raise KeyboardInterrupt"}.get(type(e))
-            msg = (f"the kernel tried to {what}: a GPU kernel cannot stop the program; the simulator "
-                   "stopped the kernel instead" if what else
-                   f"the kernel raised {type(e).__name__}: {plain_words(str(e))}")
-            raise diagnostic(E.KernelException, msg, block=th.bidx, thread=th.tidx, line=line,
-                             source=src) from (e if what is None else None)
+            what = {
+                SystemExit: "exit the program (sys.exit or raise SystemExit)",
+                KeyboardInterrupt: "raise KeyboardInterrupt",
+            }.get(type(e))
+            msg = (
+                f"the kernel tried to {what}: a GPU kernel cannot stop the program; the simulator "
+                "stopped the kernel instead"
+                if what
+                else f"the kernel raised {type(e).__name__}: {plain_words(str(e))}"
+            )
+            raise diagnostic(
+                E.KernelException, msg, block=th.bidx, thread=th.tidx, line=line, source=src
+            ) from (e if what is None else None)
 
     def _run_block(self, b: int) -> None:
         bidx = Dim3(self.bidx_of(b))
@@ -334,7 +371,7 @@ class Run:
             self._waits = [Wait() for _ in range(n)]
         waits = self._waits
         threads = self.threads = [Thread(b, t, tidx, bidx, waits[t]) for t, tidx in enumerate(self._tidxs)]
-        self.warps = [threads[w:w + WARP_SIZE] for w in range(0, n, WARP_SIZE)]
+        self.warps = [threads[w : w + WARP_SIZE] for w in range(0, n, WARP_SIZE)]
         self.sched = greenlet.getcurrent()
         for th in threads:
             th.g = greenlet(partial(self._thread_main, th))
@@ -349,7 +386,7 @@ class Run:
                 self.cur = th
                 api.threadIdx, api.laneid = th.tidx, th.lane
                 th.g.switch()
-                last = self.cur          # threads hand over to each other; `last` gave control back
+                last = self.cur  # threads hand over to each other; `last` gave control back
                 if last.g.dead:
                     last.state = DONE
                 i = last.t + 1
@@ -364,7 +401,7 @@ class Run:
                 spinning = [th for th in threads if th.state == SPIN]
                 if spinning:
                     first = min(th.result for th in spinning)
-                    if any(r[1] & 3 for r in self.rec[first:]):   # something was written since: look again
+                    if any(r[1] & 3 for r in self.rec[first:]):  # something was written since: look again
                         for th in spinning:
                             th.state = RUN
                         continue
@@ -390,11 +427,12 @@ class Run:
             with lock:
                 if not finished[0]:
                     fired.set()
-                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(main),
-                                                               ctypes.py_object(_Timeout))
+                    ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                        ctypes.c_ulong(main), ctypes.py_object(_Timeout)
+                    )
 
         limit = self.timeout
-        if self.opts.deadline is not None:     # the caller's budget for a whole check
+        if self.opts.deadline is not None:  # the caller's budget for a whole check
             limit = max(0.001, min(limit or float("inf"), self.opts.deadline - time.monotonic()))
         self.timeout = limit
         timer = threading.Timer(limit, watchdog) if limit else None
@@ -412,9 +450,13 @@ class Run:
                 for b in self.order:
                     self._run_block(b)
         except _Timeout as e:
-            raise self.error(E.Runaway, f"the kernel ran for more than {self.timeout:g} s in the simulator: "
-                             "most likely a loop that never ends. Raise helpers.sim.config.timeout if it "
-                             "really needs longer.", frame=kernel_frame(e.__traceback__)[0]) from None
+            raise self.error(
+                E.Runaway,
+                f"the kernel ran for more than {self.timeout:g} s in the simulator: "
+                "most likely a loop that never ends. Raise helpers.sim.config.timeout if it "
+                "really needs longer.",
+                frame=kernel_frame(e.__traceback__)[0],
+            ) from None
         except E.SimulatorError as err:
             err.trace = self.trace()
             raise
@@ -425,7 +467,7 @@ class Run:
                 with lock:
                     finished[0] = True
                 timer.cancel()
-                if fired.is_set():   # withdraw an exception that has not been delivered yet
+                if fired.is_set():  # withdraw an exception that has not been delivered yet
                     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(main), None)
         for orig, data in self.writeback:
             orig[...] = data
@@ -434,6 +476,9 @@ class Run:
     def trace(self) -> Trace | None:
         if not self.tracing:
             return None
-        after = {name: a.st.data.reshape(a.st.shape).copy() for name, a in zip(self.params, self.kargs)
-                 if isinstance(a, SimArray)}
+        after = {
+            name: a.st.data.reshape(a.st.shape).copy()
+            for name, a in zip(self.params, self.kargs)
+            if isinstance(a, SimArray)
+        }
         return assemble.build(self.rec, self.griddim, self.blockdim, self.arrays, self.before, after)

@@ -6,6 +6,7 @@ GPU: every such declaration views it from byte 0, reinterpreted as its dtype, so
 alias. Declarations of one element size also share their race and initialisation state, so one
 thread writing `a[i]` and another reading `b[i]` of the same bytes is the race it is on hardware.
 """
+
 from __future__ import annotations
 
 import re
@@ -27,7 +28,7 @@ class Spaces:
 
     def __init__(self, run: Any) -> None:
         self.run = run
-        self.decl: dict = {}                 # declaration key -> (array id, name)
+        self.decl: dict = {}  # declaration key -> (array id, name)
         self.const: dict = {}
         self.static_shared = self.static_shared_max = 0
         self.reset_block()
@@ -35,8 +36,8 @@ class Spaces:
     def reset_block(self) -> None:
         self.block_shared: dict = {}
         self.static_shared = 0
-        self.dynamic: np.ndarray | None = None   # this block's dynamic shared bytes
-        self.dynamic_state: dict = {}            # element size -> (init, acc) shared by its views
+        self.dynamic: np.ndarray | None = None  # this block's dynamic shared bytes
+        self.dynamic_state: dict = {}  # element size -> (init, acc) shared by its views
 
     def _name(self, key: Any, frame: FrameType, space: str, shape: tuple, dtype: np.dtype) -> tuple:
         if key not in self.decl:
@@ -52,12 +53,17 @@ class Spaces:
         try:
             shape = tuple(int(s) for s in shape)
         except TypeError:
-            raise at_thread(E.LaunchError, f"{what} shape {shape!r} must be an int or a tuple of ints",
-                            self.run.cur, frame) from None
+            raise at_thread(
+                E.LaunchError,
+                f"{what} shape {shape!r} must be an int or a tuple of ints",
+                self.run.cur,
+                frame,
+            ) from None
         try:
             dt = np.dtype(dtype)
         except TypeError:
             from numba.np.numpy_support import as_dtype
+
             dt = as_dtype(dtype)
         return shape, dt
 
@@ -80,14 +86,19 @@ class Spaces:
         if shape in ((0,), ()):
             nbytes = run.opts.shared_bytes
             if not nbytes:
-                raise at_thread(E.LaunchError, "cuda.shared.array(0, ...) asks for dynamic shared memory "
-                                "but the launch gave none: pass its size in bytes as the 4th launch "
-                                "parameter, kernel[blocks, threads, 0, nbytes](...)", run.cur, frame)
+                raise at_thread(
+                    E.LaunchError,
+                    "cuda.shared.array(0, ...) asks for dynamic shared memory "
+                    "but the launch gave none: pass its size in bytes as the 4th launch "
+                    "parameter, kernel[blocks, threads, 0, nbytes](...)",
+                    run.cur,
+                    frame,
+                )
             n = nbytes // dt.itemsize
-            if self.dynamic is None:   # poisoned as the first declaration's dtype
+            if self.dynamic is None:  # poisoned as the first declaration's dtype
                 self.dynamic = np.zeros(nbytes, np.uint8)
-                self.dynamic[:n * dt.itemsize].view(dt)[...] = poison((n,), dt)
-            data = self.dynamic[:n * dt.itemsize].view(dt)
+                self.dynamic[: n * dt.itemsize].view(dt)[...] = poison((n,), dt)
+            data = self.dynamic[: n * dt.itemsize].view(dt)
             aid, name = self._name(key, frame, "shared", (n,), dt)
             st = Storage(run, data, aid, name, "shared", initialised=False)
             if dt.itemsize not in self.dynamic_state:
@@ -98,8 +109,13 @@ class Spaces:
         self.static_shared += int(np.prod(shape)) * dt.itemsize
         self.static_shared_max = max(self.static_shared_max, self.static_shared)
         if self.static_shared > STATIC_SHARED_LIMIT:
-            raise at_thread(E.LaunchError, f"{self.static_shared} bytes of static shared memory per "
-                            "block: CUDA allows 48 KiB; the kernel would not launch", run.cur, frame)
+            raise at_thread(
+                E.LaunchError,
+                f"{self.static_shared} bytes of static shared memory per "
+                "block: CUDA allows 48 KiB; the kernel would not launch",
+                run.cur,
+                frame,
+            )
         aid, name = self._name(key, frame, "shared", shape, dt)
         return new_array(Storage(run, poison(shape, dt), aid, name, "shared", initialised=False))
 
@@ -115,21 +131,31 @@ class Spaces:
             aid, name = self._name(key, frame, "local", shape, dt)
             nbytes = int(np.prod(shape)) * dt.itemsize
             if nbytes > LOCAL_LIMIT:
-                raise at_thread(E.LaunchError, f"local array `{name}` is {nbytes:,} bytes per thread: CUDA "
-                                f"gives a thread at most {LOCAL_LIMIT // 1024} KiB of local memory, so the "
-                                "kernel would not launch. Use a smaller array, or shared or global memory.",
-                                t, frame, array=name)
-            arr = t.local[key] = new_array(Storage(self.run, poison(shape, dt), aid, name, "local",
-                                                   initialised=False))
+                raise at_thread(
+                    E.LaunchError,
+                    f"local array `{name}` is {nbytes:,} bytes per thread: CUDA "
+                    f"gives a thread at most {LOCAL_LIMIT // 1024} KiB of local memory, so the "
+                    "kernel would not launch. Use a smaller array, or shared or global memory.",
+                    t,
+                    frame,
+                    array=name,
+                )
+            arr = t.local[key] = new_array(
+                Storage(self.run, poison(shape, dt), aid, name, "local", initialised=False)
+            )
         return arr
 
     def const_array(self, ary: Any, frame: FrameType) -> SimArray:
         arr = self.const.get(id(ary))
         if arr is None:
             if isinstance(ary, SimArray):
-                raise at_thread(E.Unsupported, "cuda.const.array_like needs a host NumPy array known when "
-                                "the kernel is compiled (a global), not a kernel argument",
-                                self.run.cur, frame)
+                raise at_thread(
+                    E.Unsupported,
+                    "cuda.const.array_like needs a host NumPy array known when "
+                    "the kernel is compiled (a global), not a kernel argument",
+                    self.run.cur,
+                    frame,
+                )
             data = np.array(ary)
             aid, name = self._name((id(ary), "const"), frame, "const", data.shape, data.dtype)
             arr = self.const[id(ary)] = new_array(Storage(self.run, data, aid, name, "const", readonly=True))

@@ -3,6 +3,7 @@ change. Every CHECK steps the running thread is looked at; stuck on two looks in
 the others (state SPIN); if none of them writes anything before all are finished or blocked, nothing
 ever will, and the launch ends in Deadlock naming the thread, the line and the address (on a GPU
 the kernel hangs). Needs the trace's records, so only traced launches are checked this way."""
+
 from __future__ import annotations
 
 import linecache
@@ -16,13 +17,13 @@ from .messages import diagnostic
 from .threads import BAR, DONE, SPIN, Thread
 from .trace import WRITE
 
-CHECK = 20_000     # steps between looks
+CHECK = 20_000  # steps between looks
 
 
 def looks_stuck(run: Any) -> bool:
     """Has the running thread only re-read (or atomically tried) a few addresses whose values stayed
     the same, over two looks CHECK steps apart?"""
-    tail = run.rec[-(CHECK // 2):]
+    tail = run.rec[-(CHECK // 2) :]
     if len(tail) < CHECK // 2:
         return False
     me = run.cur
@@ -33,8 +34,12 @@ def looks_stuck(run: Any) -> bool:
         addrs.add((ak >> 2, flat))
         if len(addrs) > 8:
             return False
-    probe = (me.b, me.t, frozenset(addrs),
-             tuple(run.storages[aid].data[flat].item() for aid, flat in sorted(addrs)))
+    probe = (
+        me.b,
+        me.t,
+        frozenset(addrs),
+        tuple(run.storages[aid].data[flat].item() for aid, flat in sorted(addrs)),
+    )
     last, run.spin_probe = run.spin_probe, probe
     return probe == last
 
@@ -48,15 +53,21 @@ def deadlock(run: Any, spinning: list[Thread]) -> E.SimulatorError:
     line = assemble.line_of(code, lasti)
     src = linecache.getline(code.co_filename, line).strip()
     others = [o for o in run.threads if o.state not in (DONE, SPIN)]
-    state = ("every other thread of the block has finished or waits at a barrier" if not spinning[1:]
-             else f"{len(spinning)} threads spin so, and the others have finished or wait at a barrier")
+    state = (
+        "every other thread of the block has finished or waits at a barrier"
+        if not spinning[1:]
+        else f"{len(spinning)} threads spin so, and the others have finished or wait at a barrier"
+    )
     if others and others[0].state == BAR:
         state += f" (thread {tuple(others[0].tidx)} at line {others[0].wait.line()[0]})"
-    msg = (f"deadlock: this thread spins re-reading {info.space} array `{info.name}`[{idx_s}], waiting "
-           f"for it to change, but nothing can change it any more: {state}, and no thread of the "
-           "blocks that ran before wrote it. Blocks cannot wait for each other (they run in any order "
-           "and need not be resident together) and a flag nobody sets is never set: on a GPU this "
-           "kernel hangs. Restructure so no thread waits for another block (split the kernel in two "
-           "launches, or use atomics to let the last block finish the work).")
-    return diagnostic(E.Deadlock, msg, block=th.bidx, thread=th.tidx, line=line, source=src,
-                      array=info.name, index=idx)
+    msg = (
+        f"deadlock: this thread spins re-reading {info.space} array `{info.name}`[{idx_s}], waiting "
+        f"for it to change, but nothing can change it any more: {state}, and no thread of the "
+        "blocks that ran before wrote it. Blocks cannot wait for each other (they run in any order "
+        "and need not be resident together) and a flag nobody sets is never set: on a GPU this "
+        "kernel hangs. Restructure so no thread waits for another block (split the kernel in two "
+        "launches, or use atomics to let the last block finish the work)."
+    )
+    return diagnostic(
+        E.Deadlock, msg, block=th.bidx, thread=th.tidx, line=line, source=src, array=info.name, index=idx
+    )

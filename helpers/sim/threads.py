@@ -1,4 +1,5 @@
 """Simulated threads, launch dimensions, and what a blocked thread waits for."""
+
 from __future__ import annotations
 
 import bisect
@@ -14,13 +15,14 @@ from .messages import source_at
 from .trace import WARP_SIZE
 
 # thread states (SPIN: re-reading memory that nothing changes; `result` holds the record count then)
-RUN, BAR, WARP, DONE, SPIN, GRID = 0, 1, 2, 3, 4, 5   # GRID: at cuda.cg.this_grid().sync()
+RUN, BAR, WARP, DONE, SPIN, GRID = 0, 1, 2, 3, 4, 5  # GRID: at cuda.cg.this_grid().sync()
 
 
 class Dim3(tuple):
     """(x, y, z) that also answers .x, .y, .z, like Numba's."""
+
     __slots__ = ()
-    x = property(itemgetter(0))     # C-level getters: kernels read threadIdx.x on every line
+    x = property(itemgetter(0))  # C-level getters: kernels read threadIdx.x on every line
     y = property(itemgetter(1))
     z = property(itemgetter(2))
 
@@ -43,6 +45,7 @@ class Wait:
     mask:  a warp operation's member mask
     value: the value a lane contributes to a warp operation
     arg:   a shuffle's lane/delta/lane mask"""
+
     __slots__ = ("op", "frame", "pred", "mask", "value", "arg")
 
     def __init__(self) -> None:
@@ -60,8 +63,24 @@ class Wait:
 
 
 class Thread:
-    __slots__ = ("b", "t", "tidx", "bidx", "warp", "lane", "epoch", "wepoch", "actor", "g",
-                 "state", "wait", "result", "local", "error", "killed")
+    __slots__ = (
+        "b",
+        "t",
+        "tidx",
+        "bidx",
+        "warp",
+        "lane",
+        "epoch",
+        "wepoch",
+        "actor",
+        "g",
+        "state",
+        "wait",
+        "result",
+        "local",
+        "error",
+        "killed",
+    )
 
     def __init__(self, b: int, t: int, tidx: Dim3, bidx: Dim3, wait: Wait | None = None) -> None:
         self.b, self.t, self.tidx, self.bidx = b, t, tidx, bidx
@@ -70,11 +89,11 @@ class Thread:
         # who made an access, for the race check and the trace: ordered by barrier and warp epochs
         self.actor = (b, 0, self.warp, 0, t)
         self.state = RUN
-        self.wait = wait or Wait()     # blocks that run one after another reuse one set of records
+        self.wait = wait or Wait()  # blocks that run one after another reuse one set of records
         self.result: Any = None
         self.local: dict = {}
-        self.error: Exception | None = None   # a diagnostic held back (see Run.fail)
-        self.killed = False                    # the thread stopped at that diagnostic
+        self.error: Exception | None = None  # a diagnostic held back (see Run.fail)
+        self.killed = False  # the thread stopped at that diagnostic
 
     def advance(self, barrier: bool) -> None:
         if barrier:

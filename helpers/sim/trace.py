@@ -19,6 +19,7 @@ fills a `Trace`, the harness and the visualizers only read it.
 Shared arrays have one `ArrayInfo` per declaration and one copy per block (the
 `block` column says which); local arrays one copy per thread.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -26,24 +27,32 @@ from dataclasses import dataclass, field
 import numpy as np
 
 READ, WRITE, ATOMIC = 0, 1, 2
-SECTOR_BYTES = 32           # global memory moves in 32-byte sectors
+SECTOR_BYTES = 32  # global memory moves in 32-byte sectors
 KIND_NAMES = ("read", "write", "atomic")
 WARP_SIZE = 32
 
-ACCESS_DTYPE = np.dtype([
-    ("block", "i4"), ("thread", "i4"), ("array", "i2"), ("index", "i8"),
-    ("kind", "i1"), ("epoch", "i4"), ("site", "i4"), ("occ", "i4"),
-])
+ACCESS_DTYPE = np.dtype(
+    [
+        ("block", "i4"),
+        ("thread", "i4"),
+        ("array", "i2"),
+        ("index", "i8"),
+        ("kind", "i1"),
+        ("epoch", "i4"),
+        ("site", "i4"),
+        ("occ", "i4"),
+    ]
+)
 
 
 @dataclass(frozen=True)
 class ArrayInfo:
     id: int
-    name: str           # parameter name, or the variable a shared/local array was assigned to
-    space: str          # "global" | "shared" | "local" | "const"
+    name: str  # parameter name, or the variable a shared/local array was assigned to
+    space: str  # "global" | "shared" | "local" | "const"
     shape: tuple
     dtype: np.dtype
-    role: str = ""      # for globals: "in", "out" or "inout" as the caller declared; else ""
+    role: str = ""  # for globals: "in", "out" or "inout" as the caller declared; else ""
 
     @property
     def itemsize(self) -> int:
@@ -59,31 +68,32 @@ class Site:
     id: int
     filename: str
     lineno: int
-    text: str           # the source line, stripped
+    text: str  # the source line, stripped
 
 
 @dataclass(frozen=True)
 class WarpAccess:
     """Lanes of one warp that executed one access instruction together."""
+
     block: int
     warp: int
     epoch: int
     site: int
     array: int
     kind: int
-    lanes: np.ndarray    # lane ids, ascending
+    lanes: np.ndarray  # lane ids, ascending
     indices: np.ndarray  # flat element index per lane
 
 
 @dataclass
 class Trace:
-    grid: tuple                     # (gx, gy, gz)
-    block: tuple                    # (bx, by, bz)
+    grid: tuple  # (gx, gy, gz)
+    block: tuple  # (bx, by, bz)
     arrays: list[ArrayInfo]
     sites: list[Site]
-    acc: np.ndarray                 # ACCESS_DTYPE rows
+    acc: np.ndarray  # ACCESS_DTYPE rows
     before: dict = field(default_factory=dict)  # global array name -> contents before the launch
-    after: dict = field(default_factory=dict)   # global array name -> contents after the launch
+    after: dict = field(default_factory=dict)  # global array name -> contents after the launch
 
     @property
     def nblocks(self) -> int:
@@ -142,15 +152,32 @@ class Trace:
         if len(rows) == 0:
             return []
         warp = rows["thread"] // WARP_SIZE
-        order = np.lexsort((rows["thread"], rows["occ"], rows["site"], rows["epoch"], warp,
-                            rows["block"], rows["array"], rows["kind"]))
+        order = np.lexsort(
+            (
+                rows["thread"],
+                rows["occ"],
+                rows["site"],
+                rows["epoch"],
+                warp,
+                rows["block"],
+                rows["array"],
+                rows["kind"],
+            )
+        )
         r, w = rows[order], warp[order]
         key = np.stack([r["block"], w, r["epoch"], r["site"], r["occ"], r["array"], r["kind"]], axis=1)
         starts = np.flatnonzero(np.r_[True, np.any(key[1:] != key[:-1], axis=1)])
         ends = np.r_[starts[1:], len(r)]
         return [
-            WarpAccess(int(r["block"][s]), int(w[s]), int(r["epoch"][s]), int(r["site"][s]),
-                       int(r["array"][s]), int(r["kind"][s]),
-                       (r["thread"][s:e] % WARP_SIZE).astype(np.int32), r["index"][s:e].copy())
+            WarpAccess(
+                int(r["block"][s]),
+                int(w[s]),
+                int(r["epoch"][s]),
+                int(r["site"][s]),
+                int(r["array"][s]),
+                int(r["kind"][s]),
+                (r["thread"][s:e] % WARP_SIZE).astype(np.int32),
+                r["index"][s:e].copy(),
+            )
             for s, e in zip(starts, ends)
         ]

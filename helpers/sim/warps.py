@@ -1,5 +1,6 @@
 """Warp operations: shuffles, votes, match, syncwarp and activemask complete when every lane of
 their mask has arrived at the same call."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -19,7 +20,7 @@ def resolve_warps(run: Any) -> bool:
     progressed = False
     for lanes in run.warps:
         waiting = [th for th in lanes if th.state == WARP and th.wait.op == "activemask"]
-        if waiting:   # lanes at one activemask call are the active ones there
+        if waiting:  # lanes at one activemask call are the active ones there
             sites: dict = {}
             for th in waiting:
                 sites.setdefault(th.wait.site(), []).append(th)
@@ -27,7 +28,7 @@ def resolve_warps(run: Any) -> bool:
                 m = sum(1 << g.lane for g in group)
                 for g in group:
                     g.result, g.state = m, RUN
-            progressed = run.warp_pending = True   # other lanes of this warp may still wait
+            progressed = run.warp_pending = True  # other lanes of this warp may still wait
             continue
         by_lane = {th.lane: th for th in lanes}
         for th in lanes:
@@ -41,7 +42,7 @@ def resolve_warps(run: Any) -> bool:
                 w = g.wait
                 if g.state == WARP and w.op == op and w.mask == mask:
                     f = w.frame
-                    if f.f_lasti == lasti and f.f_code is code:   # the common case: one instruction
+                    if f.f_lasti == lasti and f.f_code is code:  # the common case: one instruction
                         continue
                     site = site or th.wait.site()
                     if w.site() == site:
@@ -57,7 +58,10 @@ def resolve_warps(run: Any) -> bool:
                     f"cuda.{op} with mask {mask:#010x} needs every lane in the mask to reach it, but lane "
                     f"{g.lane} (thread {tuple(g.tidx)}) {why}: a real GPU hangs or returns garbage. "
                     "Call warp operations where all lanes of the mask reach them, or pass the mask of "
-                    "those that do (cuda.activemask()).", th, th.wait.frame)
+                    "those that do (cuda.activemask()).",
+                    th,
+                    th.wait.frame,
+                )
             complete(op, mask, group, by_lane)
             progressed = True
     return progressed
@@ -106,10 +110,13 @@ def complete(op: str, mask: int, group: list[Thread], by_lane: dict) -> None:
                 src = src if src < WARP_SIZE else g.lane
             if src not in vals:
                 state = "does not exist in this block" if src not in by_lane else "is not in the mask"
-                raise at_thread(E.WarpDivergence,
-                                f"cuda.{op} in lane {g.lane} reads the value of lane {src}, which {state} "
-                                f"(mask {mask:#010x}): on a real GPU the result is undefined.",
-                                g, g.wait.frame)
+                raise at_thread(
+                    E.WarpDivergence,
+                    f"cuda.{op} in lane {g.lane} reads the value of lane {src}, which {state} "
+                    f"(mask {mask:#010x}): on a real GPU the result is undefined.",
+                    g,
+                    g.wait.frame,
+                )
             g.result = vals[src]
     for g in group:
         g.state = RUN
