@@ -69,7 +69,12 @@ class EnvironmentProblem(RuntimeError):
 
 
 def on_colab() -> bool:
-    return "COLAB_RELEASE_TAG" in os.environ or importlib.util.find_spec("google.colab") is not None
+    if "COLAB_RELEASE_TAG" in os.environ:
+        return True
+    try:
+        return importlib.util.find_spec("google.colab") is not None
+    except ImportError:
+        return False
 
 
 def has_numba_cuda() -> bool:
