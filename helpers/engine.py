@@ -101,10 +101,8 @@ def _unpatch():
 
 
 def banner() -> str:
-    import numba
-    import numba_cuda
-
     from . import compile as ptx
+    from .environment import versions
     eng = current()
     if eng == "gpu":
         from numba import cuda
@@ -117,4 +115,4 @@ def banner() -> str:
     check = "each check also compiles your kernel for a T4 (sm_75) with real Numba" if ptx.available() else \
         "PTX compile check unavailable (NVVM not installed)"
     return (f"Kernels launched with kernel[blocks, threads](...) run on {where}.\n"
-            f"numba {numba.__version__}, numba-cuda {numba_cuda.__version__}; {check}.")
+            f"{versions()}; {check}.")
