@@ -44,8 +44,8 @@ def use(name: str = "auto") -> str:
     if name == "auto":
         name = "gpu" if gpu_present() else "sim"
     if name == "gpu" and not gpu_present():
-        raise RuntimeError("engine 'gpu' asked for, but numba-cuda finds no CUDA GPU here "
-                           "(on Colab: Runtime > Change runtime type > T4 GPU)")
+        from .environment import NO_GPU, EnvironmentProblem
+        raise EnvironmentProblem(NO_GPU)
     _unpatch()
     if name == "sim":
         _patch()
@@ -56,8 +56,14 @@ def use(name: str = "auto") -> str:
 def gpu_launch(kernel, grid, block, args, shared_bytes=0):
     """Launch on the real GPU, whatever engine notebook cells use."""
     from numba.cuda.dispatcher import CUDADispatcher
+
+    from . import environment
     getitem = _SAVED.get("getitem", CUDADispatcher.__getitem__)
-    return getitem(kernel, (grid, block, 0, shared_bytes))(*args)
+    try:
+        with environment.quiet_host_arrays():      # the harness passes host arrays on purpose
+            return getitem(kernel, (grid, block, 0, shared_bytes))(*args)
+    except Exception as e:                          # a wrong environment gets one sentence naming the fix
+        environment.reraise(e)
 
 
 class _SimLaunch:

@@ -93,7 +93,8 @@ def test_colab_cpu_installs_the_compile_set_without_restart(fresh, monkeypatch):
     assert env.prepare(install=True, run=fake_pip) == []
     (cmd,) = calls
     assert cmd[1:5] == ["-m", "pip", "install", "--quiet"] and "--no-deps" in cmd
-    assert {"numba-cuda==0.22.2", "nvidia-cuda-nvcc-cu12==12.8.93", "nvidia-cuda-nvrtc-cu12==12.8.93"} <= set(cmd)
+    assert {"numba-cuda==0.22.2", "nvidia-cuda-nvcc-cu12==12.8.93",
+            "nvidia-cuda-nvrtc-cu12==12.8.93"} <= set(cmd)
 
 
 def test_colab_cpu_with_cuda_target_already_imported_says_restart(fresh, monkeypatch):
@@ -115,8 +116,8 @@ def test_host_array_warning_is_silenced_only_inside():
     with warnings.catch_warnings(record=True) as got:
         warnings.simplefilter("always")
         with env.quiet_host_arrays():
-            warnings.warn(text)
-        warnings.warn(text)
+            warnings.warn(text, stacklevel=1)
+        warnings.warn(text, stacklevel=1)
     assert [str(w.message) for w in got] == [text]
 
 

@@ -1,6 +1,5 @@
 """One place names the course's repository and ref; every badge and setup cell agrees with it;
 the setup cell finds the real course (not a learner's helpers.py) and fails in plain words."""
-import json
 import os
 import shutil
 import subprocess
@@ -77,7 +76,8 @@ def served(tmp_path):
     """This checkout's HEAD as a repository with the notebooks' ref, as GitHub would serve it."""
     bare = tmp_path / "served.git"
     subprocess.run(["git", "clone", "--quiet", "--bare", str(ROOT), str(bare)], check=True)
-    subprocess.run(["git", "tag", "-f", nbbuild.COURSE_REF, "HEAD"], cwd=bare, check=True, capture_output=True)
+    subprocess.run(["git", "tag", "-f", nbbuild.COURSE_REF, "HEAD"], cwd=bare, check=True,
+                   capture_output=True)
     return bare
 
 
@@ -90,3 +90,18 @@ def test_a_learners_helpers_py_is_not_taken_for_the_course(tmp_path, served):
     course = done.stdout.split("COURSE ")[-1].strip()
     assert course.endswith(os.path.join("helpers", "__init__.py"))
     assert "Kernels launched with" in done.stdout and "Restart" not in done.stdout
+
+
+def test_setup_cell_finds_the_checkout_it_sits_in_and_clones_nothing(tmp_path):
+    stub = {"helpers/__init__.py": "def setup():\n    print('CHECKOUT SETUP')\n",
+            "helpers/environment.py": "def prepare():\n    pass\n", "puzzles/__init__.py": ""}
+    for f, text in stub.items():
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_text(text)
+    here = tmp_path / "notebooks" / "solutions"
+    here.mkdir(parents=True)
+    (here / "helpers.py").write_text("raise SystemExit('the learner helpers.py was imported')\n")
+    done = setup_cell_run(here, f"file://{tmp_path}/no-clone-expected", "-S")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["CHECKOUT", "SETUP", "COURSE", str(tmp_path / "helpers" / "__init__.py")]
+    assert not (here / "massively-parallel").exists()
