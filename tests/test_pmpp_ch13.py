@@ -96,11 +96,23 @@ def test_a_wrong_scatter_breaks_the_sort(simulator):
         ch13.radix_sort(keys, vals, scatter=mutants.scatter_unstable_split)
 
 
-def test_benchmark_skips_without_gpu():
-    from helpers import timing
+def test_goal_is_judged_against_cupy_sort():
+    # the benchmark lists cupy.sort first, as the ceiling row, so that the goal is a ratio to the peer
+    from helpers.timing import Measurement
+    from puzzles.bench import goal_row
 
-    assert timing.skip_reason() is not None
-    assert ch13.GOAL["best"] == "ch13_radix_scatter_coarse"
+    assert ch13.GOAL["best"] == "ch13_radix_scatter_coarse" and ch13.GOAL["ceiling"] == "cupy.sort"
+    nbytes = 8 << 26
+    rows = [
+        Measurement("cupy.sort", 0.010, bytes=nbytes, ceiling=True),
+        Measurement("device copy (ceiling)", 0.0005, bytes=nbytes, ceiling=True),
+        Measurement("ch13_radix_scatter_coarse", 0.020, bytes=nbytes),
+        Measurement("ch13_radix_scatter", 0.050, bytes=nbytes),
+    ]
+    row = goal_row("ch13", ch13, rows)
+    assert row[4] == "50.0%" and row[6] == "yes", row
+    rows[2].seconds = 0.030  # a third of cupy.sort's rate: below the 40% goal
+    assert goal_row("ch13", ch13, rows)[6] == "NO"
 
 
 def test_gpu_shapes_sort_on_the_simulator(simulator):
