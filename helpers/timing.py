@@ -264,6 +264,33 @@ def library_peer(name, candidates, *, bytes=0, flops=0, check=None, **time_optio
     return None
 
 
+def via(library: str, label: str, fn, *arrays):
+    """A `library_peer` candidate: `fn(lib, *views)` where `lib` is the module `library` ("cupy" or
+    "torch") and `views` are zero-copy views of the Numba device `arrays` (both libraries read
+    `__cuda_array_interface__`); what `fn` returns is the output that is checked."""
+
+    def make():
+        import importlib
+
+        lib = importlib.import_module(library)
+        if library == "torch":
+            views = [lib.as_tensor(a, device="cuda") for a in arrays]
+
+            def to_host(x):
+                return x.cpu().numpy()
+        else:
+            views = [lib.asarray(a) for a in arrays]
+            to_host = lib.asnumpy
+        last = []
+
+        def launch():
+            last[:] = [fn(lib, *views)]
+
+        return launch, lambda: to_host(last[0])
+
+    return label, make
+
+
 # ---------------------------------------------------------------------------- reporting (CPU)
 
 

@@ -88,14 +88,14 @@ def _jsonable(value):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, int | float | str | bool) or value is None:
         return value
-    return repr(value)
+    return None if callable(value) else repr(value)  # a launcher: its label says what it is
 
 
 def device_name() -> str:
     """The current CUDA device's name (GPU only)."""
     from numba import cuda
 
-    name = cuda.get_current_device().name
+    name = getattr(cuda.get_current_device(), "name", None) or "unknown device"
     return name.decode() if isinstance(name, bytes) else str(name)
 
 
@@ -147,3 +147,12 @@ def tune(
         _save(path, data)
     CHOSEN[name] = choice
     return choice
+
+
+def tuned_time(
+    name: str, candidates: Mapping[str, Any], measure: Callable[[Any], float], **options
+) -> tuple[Choice, float]:
+    """`tune`, then the winner's seconds in this run: the search's time where it searched now, a fresh
+    `measure` of the cached winner otherwise (a benchmark reports what it measured today)."""
+    choice = tune(name, candidates, measure, **options)
+    return choice, measure(choice.config) if choice.cached else choice.seconds
