@@ -353,6 +353,8 @@ def fraction_of_peer(rows, name) -> float | None:
 
 def _row_label(r: Measurement) -> str:
     label = r.name + (f" [{r.config}]" if r.config else "")
+    if r.peer and "(peer)" not in r.name:  # cuBLAS: the ceiling and the peer at once
+        label += " (peer)"
     return label + (" *" if r.ceiling else "")
 
 

@@ -160,6 +160,7 @@ def test_table_marks_peer_and_config():
     assert any(line.startswith("cupy.sum (peer)") and "50.0%" in line for line in lines)
     assert any(line.startswith("tiled [128x128]") and "50.0%" in line for line in lines)
     assert lines[-1].startswith("(peer)") and lines[-2] == "* measured ceiling"
+    assert any(line.startswith("cuBLAS (peer) *") for line in lines)  # ceiling and peer at once
 
 
 def test_library_peer_passes_over_missing_and_wrong(monkeypatch, capsys):
