@@ -1,11 +1,13 @@
-"""Run every PMPP chapter's GPU benchmark in one process and check the course's goals.
+"""Run every chapter's GPU benchmark in one process and check the course's goals.
 
-    python -m puzzles.bench                 # every puzzles/pmpp/ch*.py module with a benchmark()
+    python -m puzzles.bench                 # every puzzles/pmpp/ch*.py and puzzles/llm/*.py benchmark()
     python -m puzzles.bench --only ch10     # one chapter (repeat --only for several)
+    python -m puzzles.bench --only llm3     # one transformer-kernels module (llm1 ... llm4)
     python -m puzzles.bench --scale 0.25    # smaller inputs (quick look; goals are judged at scale 1)
 
-Each chapter validates its variants against NumPy before timing them and measures its ceiling
-(device copy or cuBLAS SGEMM) in the same run. Exit status: 0 when every validation passed
+Each chapter validates its variants against NumPy before timing them and measures its ceiling in
+the same run: a device copy or cuBLAS SGEMM, or for the transformer kernels a peer row marked as
+the ceiling (torch's FP32 SDPA; the GPT-2 block op by op). Exit status: 0 when every validation passed
 (missed goals are reported, not fatal), 1 when a chapter failed validation or crashed, and 0
 with one line saying why where there is no GPU.
 """
@@ -22,8 +24,9 @@ from numba import cuda
 
 
 def chapter_modules(only=()):
-    """(chapter tag, module) for every puzzles/pmpp/chNN_*.py with a benchmark(), in order."""
-    from puzzles import pmpp
+    """(chapter tag, module) for every module with a benchmark(), in order: puzzles/pmpp/chNN_*.py
+    (tag "ch10"), then puzzles/llm/*.py (tag from its CHAPTER: "llm-3" -> "llm3")."""
+    from puzzles import llm, pmpp
 
     found = []
     for name in sorted(m.name for m in pkgutil.iter_modules(pmpp.__path__)):
@@ -35,7 +38,15 @@ def chapter_modules(only=()):
         module = importlib.import_module(f"puzzles.pmpp.{name}")
         if callable(getattr(module, "benchmark", None)):
             found.append((tag, module))
-    return found
+    if only and not any(t.startswith("llm") for t in only):
+        return found  # the llm modules import each other: load them only when asked
+    llm_found = []
+    for name in (m.name for m in pkgutil.iter_modules(llm.__path__)):
+        module = importlib.import_module(f"puzzles.llm.{name}")
+        tag = getattr(module, "CHAPTER", name).replace("-", "")  # "llm3"
+        if (not only or tag in only) and callable(getattr(module, "benchmark", None)):
+            llm_found.append((tag, module))
+    return found + sorted(llm_found, key=lambda tm: tm[0])
 
 
 def goal_row(tag, module, rows):
@@ -91,8 +102,8 @@ def main(argv=None) -> int:
         "--only",
         action="append",
         default=[],
-        metavar="chNN",
-        help="run only this chapter (repeatable), e.g. --only ch10",
+        metavar="TAG",
+        help="run only this chapter (repeatable), e.g. --only ch10 or --only llm3",
     )
     args = parser.parse_args(argv)
 
@@ -129,6 +140,10 @@ def main(argv=None) -> int:
             continue
         print(timing.table(rows))
         goals.append(goal_row(tag, module, rows))
+        if callable(getattr(module, "goals", None)):  # a module's further goals (torch's kernels, ...)
+            for name, against, ratio, need, met in module.goals(rows):
+                rate = "-" if ratio is None else f"{ratio:.2f}x"
+                print(f"goal: {name} vs {against}: {rate} (goal >= {need:.2f}x): {met}")
 
     print(f"\n== goals on {name} ==")
     print(format_table(("chapter", "best variant", "achieved", "ceiling", "fraction", "goal", "met?"), goals))
