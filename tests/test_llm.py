@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from support import controls
 
+import puzzles
 from helpers import sim
 from helpers.puzzle import Puzzle
 from helpers.timing import Measurement
@@ -30,7 +31,7 @@ EXERCISES = [p for p in ALL if p.stub != p.source]
 
 
 def _controls(p: Puzzle):
-    return controls(p.reference.py_func.__module__)
+    return controls(puzzles.module_of(p.name))
 
 
 # ---------------------------------------------------------------- the track's own standards
@@ -45,10 +46,10 @@ def test_exercise_has_five_mutants_and_two_variants(p):
 
 
 def test_control_counts():
-    """Every mutant and variant the track was written with is still registered."""
+    """No mutant or variant the track was written with has gone (modules 1-2: 84 and 28; 3-4: 31 and 10)."""
     counts = [controls(m.__name__) for m in MODULES]
-    assert sum(len(v) for c in counts for v in c.MUTANTS.values()) == 84 + 31
-    assert sum(len(v) for c in counts for v in c.VARIANTS.values()) == 28 + 10
+    assert sum(len(v) for c in counts for v in c.MUTANTS.values()) >= 84 + 31
+    assert sum(len(v) for c in counts for v in c.VARIANTS.values()) >= 28 + 10
 
 
 def test_names_prefixed_and_enough_exercises():
