@@ -5,8 +5,8 @@
     puzzles.show("map", my_kernel)      # draws what the kernel did (the run check made, if any)
     puzzles.hint("map", 2)
 
-Each exercise module (`puzzles/gpu_puzzles/*.py`, `puzzles/pmpp/*.py`, or any package on
-`SEARCH`) defines `PUZZLES`, a list of `helpers.puzzle.Puzzle`.
+Each exercise module (`puzzles/gpu_puzzles/*.py`, `puzzles/pmpp/*.py`, `puzzles/llm/*.py`, or any
+package on `SEARCH`) defines `PUZZLES`, a list of `helpers.puzzle.Puzzle`.
 """
 
 from __future__ import annotations

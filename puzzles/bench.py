@@ -1,17 +1,19 @@
-"""Run every PMPP chapter's GPU benchmark in one process and check the course's goals.
+"""Run every chapter's GPU benchmark in one process and check the course's goals.
 
-    python -m puzzles.bench                 # every puzzles/pmpp/ch*.py module with a benchmark()
+    python -m puzzles.bench                 # every puzzles/pmpp/ch*.py and puzzles/llm/*.py benchmark()
     python -m puzzles.bench --only ch10     # one chapter (repeat --only for several)
+    python -m puzzles.bench --only llm3     # one transformer-kernels module (llm1 ... llm4)
     python -m puzzles.bench --scale 0.25    # smaller inputs (quick look; goals are judged at scale 1)
     python -m puzzles.bench --json out.json # where the results go (default: bench-<device>-<date>.json)
     MP_RETUNE=1 python -m puzzles.bench     # search every tuned knob again instead of using the cache
 
 Each chapter validates its variants against NumPy before timing them and measures its ceiling
-(device copy or cuBLAS SGEMM) and, where CuPy or PyTorch is installed, the library call a user would
-make instead (the peer) in the same run. Progress goes to stderr; the goals table to stdout; every
-row, the device, versions, tuned configurations and verdicts to a JSON file. Exit status: 0 when
-every validation passed (missed goals are reported, not fatal), 1 when a chapter failed validation
-or crashed, and 0 with one line saying why where there is no GPU.
+(device copy or cuBLAS SGEMM; for the transformer kernels a peer row marked as the ceiling: torch's
+FP32 SDPA, the GPT-2 block op by op) and, where CuPy or PyTorch is installed, the library call a user
+would make instead (the peer) in the same run. Progress goes to stderr; the goals table to stdout;
+every row, the device, versions, tuned configurations and verdicts to a JSON file. Exit status: 0
+when every validation passed (missed goals are reported, not fatal), 1 when a chapter failed
+validation or crashed, and 0 with one line saying why where there is no GPU.
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ from importlib import metadata
 
 
 def chapter_modules(only=()):
-    """(chapter tag, module) for every puzzles/pmpp/chNN_*.py with a benchmark(), in order."""
-    from puzzles import pmpp
+    """(chapter tag, module) for every module with a benchmark(), in order: puzzles/pmpp/chNN_*.py
+    (tag "ch10"), then puzzles/llm/*.py (tag from its CHAPTER: "llm-3" -> "llm3")."""
+    from puzzles import llm, pmpp
 
     found = []
     for name in sorted(m.name for m in pkgutil.iter_modules(pmpp.__path__)):
@@ -41,7 +44,15 @@ def chapter_modules(only=()):
         module = importlib.import_module(f"puzzles.pmpp.{name}")
         if callable(getattr(module, "benchmark", None)):
             found.append((tag, module))
-    return found
+    if only and not any(t.startswith("llm") for t in only):
+        return found  # the llm modules import each other: load them only when asked
+    llm_found = []
+    for name in (m.name for m in pkgutil.iter_modules(llm.__path__)):
+        module = importlib.import_module(f"puzzles.llm.{name}")
+        tag = getattr(module, "CHAPTER", name).replace("-", "")  # "llm3"
+        if (not only or tag in only) and callable(getattr(module, "benchmark", None)):
+            llm_found.append((tag, module))
+    return found + sorted(llm_found, key=lambda tm: tm[0])
 
 
 GOAL_HEADER = (
@@ -253,8 +264,8 @@ def main(argv=None) -> int:
         "--only",
         action="append",
         default=[],
-        metavar="chNN",
-        help="run only this chapter (repeatable), e.g. --only ch10",
+        metavar="TAG",
+        help="run only this chapter (repeatable), e.g. --only ch10 or --only llm3",
     )
     parser.add_argument(
         "--json", metavar="PATH", help="write the results here (default: bench-<device>-<date>.json)"
@@ -311,6 +322,10 @@ def main(argv=None) -> int:
                 print(f"tuned {tuning.CHOSEN[knob]}")
             goals.append(goal_row(tag, module, rows))
             chapters.append((tag, module.__name__, rows, None))
+            if callable(getattr(module, "goals", None)):  # a module's further goals (torch's kernels, ...)
+                for gname, against, ratio, need, met in module.goals(rows):
+                    rate = "-" if ratio is None else f"{ratio:.2f}x"
+                    print(f"goal: {gname} vs {against}: {rate} (goal >= {need:.2f}x): {met}")
     finally:
         timing.set_progress(None)
 

@@ -18,14 +18,27 @@ when the writer ran first (block order is shuffled by seed): such mutants accept
 DataRace.
 """
 
+import inspect
+import linecache
+import textwrap
+
 from helpers.check import CompileRejected, KernelDiagnosed, OverBudget, WrongAnswer
-from helpers.sim.errors import BarrierDivergence, DataRace, OutOfBounds, ReadOnlyWrite, UninitializedRead
+from helpers.puzzle import strip_markers
+from helpers.sim.errors import (
+    BarrierDivergence,
+    DataRace,
+    OutOfBounds,
+    ReadOnlyWrite,
+    UninitializedRead,
+    WarpDivergence,
+)
 
 OOB = (KernelDiagnosed, OutOfBounds)
 RACE = (KernelDiagnosed, DataRace)
 UNINIT = (KernelDiagnosed, UninitializedRead)
 BARRIER = (KernelDiagnosed, BarrierDivergence)
 READONLY = (KernelDiagnosed, ReadOnlyWrite)
+WARP_DIV = (KernelDiagnosed, WarpDivergence)
 NO_BARRIER = (KernelDiagnosed, (DataRace, UninitializedRead))
 WRONG = (WrongAnswer, None)
 
@@ -33,17 +46,46 @@ __all__ = [
     "BARRIER",
     "CompileRejected",
     "KernelDiagnosed",
+    "M",
     "NO_BARRIER",
     "OOB",
     "OverBudget",
     "RACE",
     "READONLY",
     "UNINIT",
+    "WARP_DIV",
     "WRONG",
     "WrongAnswer",
+    "mutate",
     "over",
 ]
 
 
 def over(field):
     return (OverBudget, field)
+
+
+def mutate(kernel, name, *edits):
+    """A copy of `kernel` (solution markers removed) with each (old, new) text replacement applied.
+
+    Each `old` must occur exactly once in the kernel's source, so that a mutant cannot silently turn
+    into the reference (or into nothing) when the reference is edited: a stale edit raises here, at
+    import."""
+    f = getattr(kernel, "py_func", kernel)
+    src = textwrap.dedent(strip_markers(inspect.getsource(f)))
+    for old, new in edits:
+        if src.count(old) != 1:
+            raise ValueError(f"mutant {name}: {old!r} occurs {src.count(old)} times in {f.__name__}")
+        src = src.replace(old, new)
+    src = src.replace(f"def {f.__name__}(", f"def {name}(", 1)
+    filename = f"<mutant {name}>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(keepends=True), filename)
+    namespace = dict(f.__globals__)
+    exec(compile(src, filename, "exec"), namespace)
+    return namespace[name]
+
+
+def M(kernel, name, expected, *edits):
+    """A MUTANTS entry: `mutate(kernel, name, *edits)`, expected to fail as `expected` (a shorthand)."""
+    exc, detail = expected
+    return (name, mutate(kernel, name, *edits), exc, detail)

@@ -1,0 +1,517 @@
+"""Known-wrong and known-right kernels for Transformer kernels 3 (attention).
+
+MUTANTS[puzzle] = [(name, kernel, expected exception, detail)]; VARIANTS[puzzle] = [(name, kernel)].
+Format: mutants/common.py. Every mutant is a mistake a learner makes writing attention.
+"""
+
+import math
+
+import numba
+import numpy as np
+from numba import cuda
+
+from mutants.common import BARRIER, NO_BARRIER, OOB, RACE, WRONG
+from puzzles.llm import attention as la
+from puzzles.llm.attention import BC, BR, MAX_D, NEG_INF
+
+SEEDS = {p.name: (0, 1, 2) for p in la.PUZZLES}  # references and worked kernels too
+
+
+# ------------------------------------------------------------------ scores
+
+
+@cuda.jit
+def scores_no_scale(s, q, k, causal):
+    j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
+    b = cuda.blockIdx.z
+    if i < q.shape[1] and j < q.shape[1]:
+        if causal and j > i:
+            s[b, i, j] = NEG_INF
+        else:
+            acc = np.float32(0.0)
+            for c in range(q.shape[2]):
+                acc += q[b, i, c] * k[b, j, c]
+            s[b, i, j] = acc  # 1 / sqrt(d) forgotten
+
+
+@cuda.jit
+def scores_causal_off_by_one(s, q, k, causal):
+    j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
+    b = cuda.blockIdx.z
+    if i < q.shape[1] and j < q.shape[1]:
+        if causal and j >= i:  # hides the diagonal: a token may attend to itself
+            s[b, i, j] = NEG_INF
+        else:
+            acc = np.float32(0.0)
+            for c in range(q.shape[2]):
+                acc += q[b, i, c] * k[b, j, c]
+            s[b, i, j] = acc / math.sqrt(q.shape[2])
+
+
+@cuda.jit
+def scores_mask_zero(s, q, k, causal):
+    j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
+    b = cuda.blockIdx.z
+    if i < q.shape[1] and j < q.shape[1]:
+        if causal and j > i:
+            s[b, i, j] = 0.0  # exp(0) = 1: the future still gets weight
+        else:
+            acc = np.float32(0.0)
+            for c in range(q.shape[2]):
+                acc += q[b, i, c] * k[b, j, c]
+            s[b, i, j] = acc / math.sqrt(q.shape[2])
+
+
+@cuda.jit
+def scores_no_guard(s, q, k, causal):
+    j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
+    b = cuda.blockIdx.z
+    if causal and j > i:
+        s[b, i, j] = NEG_INF
+    else:
+        acc = np.float32(0.0)
+        for c in range(q.shape[2]):
+            acc += q[b, i, c] * k[b, j, c]
+        s[b, i, j] = acc / math.sqrt(q.shape[2])
+
+
+@cuda.jit
+def scores_query_as_key(s, q, k, causal):
+    j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
+    b = cuda.blockIdx.z
+    if i < q.shape[1] and j < q.shape[1]:
+        if causal and j > i:
+            s[b, i, j] = NEG_INF
+        else:
+            acc = np.float32(0.0)
+            for c in range(q.shape[2]):
+                acc += q[b, i, c] * k[b, i, c]  # key i instead of key j
+            s[b, i, j] = acc / math.sqrt(q.shape[2])
+
+
+@cuda.jit
+def scores_sqrt_seq(s, q, k, causal):
+    j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
+    b = cuda.blockIdx.z
+    if i < q.shape[1] and j < q.shape[1]:
+        if causal and j > i:
+            s[b, i, j] = NEG_INF
+        else:
+            acc = np.float32(0.0)
+            for c in range(q.shape[2]):
+                acc += q[b, i, c] * k[b, j, c]
+            s[b, i, j] = acc / math.sqrt(q.shape[1])  # sqrt of the sequence length, not the head dim
+
+
+@cuda.jit
+def scores_prescaled(s, q, k, causal):
+    j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
+    b = cuda.blockIdx.z
+    T = q.shape[1]
+    if i >= T or j >= T:
+        return
+    d = q.shape[2]
+    r = 1.0 / math.sqrt(d)
+    acc = np.float32(0.0)
+    for c in range(d - 1, -1, -1):
+        acc += (q[b, i, c] * r) * k[b, j, c]
+    s[b, i, j] = acc if (causal == 0 or j <= i) else -np.inf
+
+
+@cuda.jit
+def scores_grid_stride(s, q, k, causal):
+    # each thread walks the keys of its query in steps of the grid's width
+    i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
+    b = cuda.blockIdx.z
+    T = q.shape[1]
+    d = q.shape[2]
+    if i < T:
+        j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+        while j < T:
+            if causal == 1 and i < j:
+                s[b, i, j] = NEG_INF
+            else:
+                x = 0.0
+                for c in range(d):
+                    x += q[b, i, c] * k[b, j, c]
+                s[b, i, j] = x / math.sqrt(d)
+            j += cuda.gridDim.x * cuda.blockDim.x
+
+
+# ------------------------------------------------------------------ fused per row
+
+
+def _row_kernel(rescale_acc=True, rescale_l=True, keys_off=1, scale=True, subtract_max=True, update_max=True):
+    @cuda.jit
+    def kernel(out, q, k, v, causal):
+        i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+        b = cuda.blockIdx.y
+        T = q.shape[1]
+        d = q.shape[2]
+        acc = cuda.local.array(MAX_D, numba.float32)
+        if i < T:
+            sc = 1.0 / math.sqrt(d) if scale else 1.0
+            for c in range(d):
+                acc[c] = 0.0
+            m = NEG_INF
+            lsum = 0.0
+            last = i + keys_off if causal else T
+            for j in range(last):
+                x = 0.0
+                for c in range(d):
+                    x += q[b, i, c] * k[b, j, c]
+                x *= sc
+                m_new = max(m, x) if subtract_max else 0.0
+                alpha = math.exp(m - m_new) if subtract_max else 1.0
+                p = math.exp(x - m_new)
+                lsum = (lsum * alpha if rescale_l else lsum) + p
+                for c in range(d):
+                    acc[c] = (acc[c] * alpha if rescale_acc else acc[c]) + p * v[b, j, c]
+                if update_max:
+                    m = m_new
+            for c in range(d):
+                out[b, i, c] = acc[c] / lsum
+
+    return kernel
+
+
+row_no_rescale = _row_kernel(rescale_acc=False)
+row_sum_not_rescaled = _row_kernel(rescale_l=False)
+row_causal_off_by_one = _row_kernel(keys_off=0)
+row_no_scale = _row_kernel(scale=False)
+row_no_max_subtraction = _row_kernel(subtract_max=False)
+row_max_never_updated = _row_kernel(update_max=False)
+for _name in (
+    "row_no_rescale",
+    "row_sum_not_rescaled",
+    "row_causal_off_by_one",
+    "row_no_scale",
+    "row_no_max_subtraction",
+    "row_max_never_updated",
+):
+    globals()[_name].__name__ = _name
+
+
+@cuda.jit
+def row_two_pass(out, q, k, v, causal):
+    # pass 1 finds the maximum, pass 2 sums with it: no rescaling, but K is read twice
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    b = cuda.blockIdx.y
+    T = q.shape[1]
+    d = q.shape[2]
+    acc = cuda.local.array(MAX_D, numba.float32)
+    if i < T:
+        last = i + 1 if causal else T
+        r = 1.0 / math.sqrt(d)
+        m = NEG_INF
+        for j in range(last):
+            x = 0.0
+            for c in range(d):
+                x += q[b, i, c] * k[b, j, c]
+            m = max(m, x * r)
+        for c in range(d):
+            acc[c] = 0.0
+        lsum = 0.0
+        for j in range(last):
+            x = 0.0
+            for c in range(d):
+                x += q[b, i, c] * k[b, j, c]
+            p = math.exp(x * r - m)
+            lsum += p
+            for c in range(d):
+                acc[c] += p * v[b, j, c]
+        for c in range(d):
+            out[b, i, c] = acc[c] / lsum
+
+
+@cuda.jit
+def row_branchy(out, q, k, v, causal):
+    # rescale only when the maximum actually grows; the scale folded into a local copy of q
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    b = cuda.blockIdx.y
+    T = q.shape[1]
+    d = q.shape[2]
+    qs = cuda.local.array(MAX_D, numba.float32)
+    acc = cuda.local.array(MAX_D, numba.float32)
+    if i >= T:
+        return
+    for c in range(d):
+        qs[c] = q[b, i, c] / math.sqrt(d)
+        acc[c] = 0.0
+    m = NEG_INF
+    lsum = 0.0
+    j = 0
+    while j < T and (causal == 0 or j <= i):
+        x = 0.0
+        for c in range(d):
+            x += qs[c] * k[b, j, c]
+        if x > m:
+            alpha = math.exp(m - x)
+            lsum *= alpha
+            for c in range(d):
+                acc[c] *= alpha
+            m = x
+        p = math.exp(x - m)
+        lsum += p
+        for c in range(d):
+            acc[c] += p * v[b, j, c]
+        j += 1
+    for c in range(d):
+        out[b, i, c] = acc[c] / lsum
+
+
+# ------------------------------------------------------------------ flash
+
+
+def _flash_kernel(
+    rescale=True,
+    barrier_before=True,
+    barrier_after=True,
+    causal_off=1,
+    scale=True,
+    guard_load=True,
+    barrier_in_if=False,
+):
+    @cuda.jit
+    def kernel(out, q, k, v, causal):
+        kt = cuda.shared.array((BC, MAX_D), numba.float32)
+        vt = cuda.shared.array((BC, MAX_D), numba.float32)
+        qi = cuda.local.array(MAX_D, numba.float32)
+        acc = cuda.local.array(MAX_D, numba.float32)
+        sc = cuda.local.array(BC, numba.float32)
+        t = cuda.threadIdx.x
+        q0 = cuda.blockIdx.x * BR
+        i = q0 + t
+        b = cuda.blockIdx.y
+        T = q.shape[1]
+        d = q.shape[2]
+        scl = 1.0 / math.sqrt(d) if scale else 1.0
+        if i < T:
+            for c in range(d):
+                qi[c] = q[b, i, c] * scl
+                acc[c] = 0.0
+        m = NEG_INF
+        lsum = 0.0
+        last = min(T, q0 + BR) if causal else T
+        for k0 in range(0, last, BC):
+            if barrier_before:
+                cuda.syncthreads()
+            for e in range(t, BC * d, BR):
+                r = e // d
+                c = e % d
+                if k0 + r < T or not guard_load:
+                    kt[r, c] = k[b, k0 + r, c]
+                    vt[r, c] = v[b, k0 + r, c]
+            if barrier_after and not barrier_in_if:
+                cuda.syncthreads()
+            if i < T:
+                if barrier_in_if:
+                    cuda.syncthreads()
+                hi = min(BC, T - k0)
+                if causal:
+                    hi = min(hi, i + causal_off - k0)
+                m_tile = NEG_INF
+                for r in range(hi):
+                    x = 0.0
+                    for c in range(d):
+                        x += qi[c] * kt[r, c]
+                    sc[r] = x
+                    m_tile = max(m_tile, x)
+                if hi > 0:
+                    m_new = max(m, m_tile)
+                    alpha = math.exp(m - m_new)
+                    lsum *= alpha
+                    if rescale:
+                        for c in range(d):
+                            acc[c] *= alpha
+                    for r in range(hi):
+                        p = math.exp(sc[r] - m_new)
+                        lsum += p
+                        for c in range(d):
+                            acc[c] += p * vt[r, c]
+                    m = m_new
+        if i < T:
+            for c in range(d):
+                out[b, i, c] = acc[c] / lsum
+
+    return kernel
+
+
+flash_no_rescale = _flash_kernel(rescale=False)
+flash_no_barrier_between_tiles = _flash_kernel(barrier_before=False)
+flash_no_barrier_after_load = _flash_kernel(barrier_after=False)
+flash_causal_off_by_one = _flash_kernel(causal_off=0)
+flash_no_scale = _flash_kernel(scale=False)
+flash_tile_past_end = _flash_kernel(guard_load=False)
+flash_barrier_in_if = _flash_kernel(barrier_in_if=True)
+for _name in (
+    "flash_no_rescale",
+    "flash_no_barrier_between_tiles",
+    "flash_no_barrier_after_load",
+    "flash_causal_off_by_one",
+    "flash_no_scale",
+    "flash_tile_past_end",
+    "flash_barrier_in_if",
+):
+    globals()[_name].__name__ = _name
+
+
+@cuda.jit
+def flash_per_key(out, q, k, v, causal):
+    # the online softmax key by key inside the tile (no tile maximum)
+    kt = cuda.shared.array((BC, MAX_D), numba.float32)
+    vt = cuda.shared.array((BC, MAX_D), numba.float32)
+    qi = cuda.local.array(MAX_D, numba.float32)
+    acc = cuda.local.array(MAX_D, numba.float32)
+    t = cuda.threadIdx.x
+    i = cuda.blockIdx.x * BR + t
+    b = cuda.blockIdx.y
+    T = q.shape[1]
+    d = q.shape[2]
+    if i < T:
+        for c in range(d):
+            qi[c] = q[b, i, c] / math.sqrt(d)
+            acc[c] = 0.0
+    m = NEG_INF
+    lsum = 0.0
+    ntiles = (T + BC - 1) // BC
+    if causal:
+        ntiles = (min(T, cuda.blockIdx.x * BR + BR) + BC - 1) // BC
+    for tile in range(ntiles):
+        k0 = tile * BC
+        cuda.syncthreads()
+        for e in range(t, BC * d, BR):
+            if k0 + e // d < T:
+                kt[e // d, e % d] = k[b, k0 + e // d, e % d]
+                vt[e // d, e % d] = v[b, k0 + e // d, e % d]
+        cuda.syncthreads()
+        for r in range(BC):
+            j = k0 + r
+            if i < T and j < T and (causal == 0 or j <= i):
+                x = 0.0
+                for c in range(d):
+                    x += qi[c] * kt[r, c]
+                m_new = max(m, x)
+                alpha = math.exp(m - m_new)
+                p = math.exp(x - m_new)
+                lsum = lsum * alpha + p
+                for c in range(d):
+                    acc[c] = acc[c] * alpha + p * vt[r, c]
+                m = m_new
+    if i < T:
+        for c in range(d):
+            out[b, i, c] = acc[c] / lsum
+
+
+@cuda.jit
+def flash_masked_scores(out, q, k, v, causal):
+    # hidden keys get a score of -inf (weight exactly 0) instead of a shorter loop
+    kt = cuda.shared.array((BC, MAX_D), numba.float32)
+    vt = cuda.shared.array((BC, MAX_D), numba.float32)
+    qi = cuda.local.array(MAX_D, numba.float32)
+    acc = cuda.local.array(MAX_D, numba.float32)
+    sc = cuda.local.array(BC, numba.float32)
+    t = cuda.threadIdx.x
+    i = cuda.blockIdx.x * BR + t
+    b = cuda.blockIdx.y
+    T = q.shape[1]
+    d = q.shape[2]
+    r_sqrt = 1.0 / math.sqrt(d)
+    live = i < T
+    if live:
+        for c in range(d):
+            qi[c] = q[b, i, c] * r_sqrt
+            acc[c] = 0.0
+    m = NEG_INF
+    lsum = 0.0
+    end = T
+    if causal:
+        end = min(T, cuda.blockIdx.x * BR + BR)
+    k0 = 0
+    while k0 < end:
+        cuda.syncthreads()
+        for e in range(t, BC * d, BR):
+            r = e // d
+            if k0 + r < T:
+                kt[r, e - r * d] = k[b, k0 + r, e - r * d]
+                vt[r, e - r * d] = v[b, k0 + r, e - r * d]
+        cuda.syncthreads()
+        if live:
+            n = min(BC, T - k0)
+            m_tile = NEG_INF
+            for r in range(n):
+                if causal and k0 + r > i:
+                    sc[r] = NEG_INF
+                else:
+                    x = 0.0
+                    for c in range(d):
+                        x += qi[c] * kt[r, c]
+                    sc[r] = x
+                m_tile = max(m_tile, sc[r])
+            m_new = max(m, m_tile)
+            if m_new > NEG_INF:
+                alpha = math.exp(m - m_new)
+                lsum *= alpha
+                for c in range(d):
+                    acc[c] *= alpha
+                for r in range(n):
+                    p = math.exp(sc[r] - m_new)
+                    lsum += p
+                    for c in range(d):
+                        acc[c] += p * vt[r, c]
+                m = m_new
+        k0 += BC
+    if live:
+        for c in range(d):
+            out[b, i, c] = acc[c] / lsum
+
+
+MUTANTS = {
+    "llm3_attn_scores": [
+        ("scale 1/sqrt(d) missing", scores_no_scale, *WRONG),
+        ("causal mask off by one (diagonal hidden)", scores_causal_off_by_one, *WRONG),
+        ("masked score 0 instead of -inf", scores_mask_zero, *WRONG),
+        ("no bounds guard", scores_no_guard, *OOB),
+        ("query dotted with its own key", scores_query_as_key, *WRONG),
+        ("divided by sqrt(T) instead of sqrt(d)", scores_sqrt_seq, *WRONG),
+    ],
+    "llm3_attn_row": [
+        ("online-softmax rescale of acc forgotten", row_no_rescale, *WRONG),
+        ("running sum lsum not rescaled", row_sum_not_rescaled, *WRONG),
+        ("causal mask off by one (key i skipped)", row_causal_off_by_one, *WRONG),
+        ("scale 1/sqrt(d) missing", row_no_scale, *WRONG),
+        ("no max subtraction: exp overflows on large scores", row_no_max_subtraction, *WRONG),
+        ("running max never updated", row_max_never_updated, *WRONG),
+    ],
+    "llm3_attn_flash": [
+        ("online-softmax rescale forgotten", flash_no_rescale, *WRONG),
+        ("no barrier between tiles", flash_no_barrier_between_tiles, *RACE),
+        ("no barrier after loading a tile", flash_no_barrier_after_load, *NO_BARRIER),
+        ("causal mask off by one (key i skipped)", flash_causal_off_by_one, *WRONG),
+        ("scale 1/sqrt(d) missing", flash_no_scale, *WRONG),
+        ("K tile read past the sequence end", flash_tile_past_end, *OOB),
+        ("barrier inside `if i < T`", flash_barrier_in_if, *BARRIER),
+    ],
+}
+
+VARIANTS = {
+    "llm3_attn_scores": [
+        ("scale folded into q, -inf by expression", scores_prescaled),
+        ("grid-stride over keys", scores_grid_stride),
+    ],
+    "llm3_attn_row": [
+        ("two passes: max first, then sum", row_two_pass),
+        ("rescale only when the max grows", row_branchy),
+    ],
+    "llm3_attn_flash": [
+        ("online softmax key by key in the tile", flash_per_key),
+        ("masked keys scored -inf", flash_masked_scores),
+    ],
+}
