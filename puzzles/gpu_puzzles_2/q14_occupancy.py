@@ -66,7 +66,8 @@ most 16 blocks, 1024 threads (32 warps), 64 KiB of shared memory and 65536 regis
 of blocks that fit is the smallest of what each of those allows, and occupancy is those blocks'
 warps over 32. With {BINS * 4 // 1024} KiB per block, shared memory caps the blocks per SM; work
 out which block sizes still fill the SM (`t4_occupancy(threads, shared_bytes)` from
-`helpers.metrics` computes it; it assumes 32 registers per thread, which is not what limits here).
+`helpers.metrics` computes it: `.fraction` is the occupancy, `.limit` the resource that runs out
+first; it assumes 32 registers per thread, which is not what limits here).
 Rule: T4 occupancy 100%. Budget: at most {BINS} global atomics per block; 1 global read per key."""
 
 PUZZLES = [
