@@ -168,7 +168,7 @@ def run_once(puzzle: Puzzle, kernel: Callable, *, case: int = 0, seed: int = 0) 
     """One simulator run of case number `case` (cases drawn with `seed`), exactly as `check` runs it,
     as a RunRecord; a diagnostic is kept on the record, not raised. For pictures of a kernel that
     has not been checked with this seed."""
-    cases = puzzle.cases(np.random.default_rng(seed))
+    cases = puzzle.cases_for(kernel, np.random.default_rng(seed))
     if not 0 <= case < len(cases):
         raise IndexError(f"{puzzle.name} has {len(cases)} cases (0..{len(cases) - 1}); asked for case {case}")
     c = cases[case]
@@ -210,7 +210,7 @@ def check(puzzle: Puzzle, kernel: Callable, *, seed: int | None = None, gpu: boo
     from . import engine
 
     seed = secrets.randbelow(2**31) if seed is None else int(seed)
-    cases = puzzle.cases(np.random.default_rng(seed))
+    cases = puzzle.cases_for(kernel, np.random.default_rng(seed))
     name = getattr(kernel, "__name__", "kernel")
     ctx = _Context(puzzle, name, seed, len(cases))
     runs: list = []

@@ -2,7 +2,8 @@
 
 `auto` (the default) picks the real GPU where numba-cuda finds one and the simulator otherwise.
 Override with the environment variable MP_ENGINE=sim|gpu|auto or `helpers.use("sim")`. The
-simulator engine patches numba-cuda's launch and host-array functions; `use("gpu")` puts them back.
+simulator engine patches numba-cuda's launch and host functions (device arrays, streams, events,
+pinned arrays: `helpers.sim.host.HOST_API`, all synchronous); `use("gpu")` puts them back.
 Code that must reach the real GPU whatever notebook cells use (the GPU stage of `check`, timing)
 asks `STATE.real(name)` for numba-cuda's own function.
 """
@@ -16,8 +17,6 @@ from typing import Any, Callable
 
 # puzzle-sized grids are small on purpose; Numba's low-occupancy warning is noise for them
 LOW_OCCUPANCY_WARNING = r"Grid size \d+ will likely result in GPU under-utilization"
-
-_PATCHED = ("to_device", "device_array", "device_array_like", "synchronize")
 
 
 class EngineState:
@@ -86,12 +85,10 @@ class EngineState:
 
         self.saved["getitem"] = CUDADispatcher.__getitem__
         CUDADispatcher.__getitem__ = lambda self, config: _SimLaunch(self, config)
-        for name in _PATCHED:
+        # device arrays, streams, events, pinned arrays: host code runs unchanged, synchronously
+        for name, fn in {**host.HOST_API, "synchronize": _sync_nothing}.items():
             self.saved[name] = getattr(cuda, name)
-        cuda.to_device = host.to_device
-        cuda.device_array = host.device_array
-        cuda.device_array_like = host.device_array_like
-        cuda.synchronize = lambda: None
+            setattr(cuda, name, fn)
 
     def _unpatch(self) -> None:
         if not self.saved:
@@ -131,6 +128,10 @@ def gpu_launch(kernel, grid, block, args, shared_bytes: int = 0):
             return STATE.real_getitem()(kernel, (grid, block, 0, shared_bytes))(*args)
     except Exception as e:  # a wrong environment gets one sentence naming the fix
         environment.reraise(e)
+
+
+def _sync_nothing() -> None:
+    """`cuda.synchronize()` on the simulator: every launch and copy has already finished."""
 
 
 class _SimLaunch:

@@ -1,6 +1,7 @@
 """Numbers computed from a trace: per-thread counts, coalescing per source line, bank conflicts,
-paths per warp. Pure functions of a `helpers.sim.trace.Trace`, no drawing and no verdicts: the
-rules (helpers.rules) turn them into checks, the views (helpers.viz) into pictures.
+paths per warp; and a T4's occupancy for a block shape. Pure functions of a
+`helpers.sim.trace.Trace`, no drawing and no verdicts: the rules (helpers.rules) turn them into
+checks, the views (helpers.viz) into pictures.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from helpers.sim.grid import T4_BLOCKS_PER_SM, T4_SHARED_PER_SM, T4_THREADS_PER_SM
 from helpers.sim.trace import ATOMIC, READ, SECTOR_BYTES, WARP_SIZE, WRITE, Trace, WarpAccess
 
 NUM_BANKS = 32  # shared memory: 32 banks, each 4 bytes wide
@@ -224,3 +226,43 @@ def lane_paths(trace: Trace, block: int = 0) -> np.ndarray:
     for t in sorted(sites):
         grid[t // WARP_SIZE, t % WARP_SIZE] = ids.setdefault(frozenset(sites[t]), len(ids))
     return grid
+
+
+# ---------------------------------------------------------------- occupancy on a T4
+
+T4_REGISTERS_PER_SM = 65536  # 32-bit registers (Turing, compute capability 7.5)
+T4_WARPS_PER_SM = T4_THREADS_PER_SM // WARP_SIZE
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    """How many blocks of one shape a T4 SM holds at once, and which resource runs out first."""
+
+    blocks_per_sm: int
+    warps_per_block: int
+    limits: dict  # resource -> the blocks per SM it alone would allow
+
+    @property
+    def limit(self) -> str:
+        """The resource that caps the blocks per SM (the first named, on a tie)."""
+        return min(self.limits, key=self.limits.get)
+
+    @property
+    def fraction(self) -> float:
+        """Resident warps over the most an SM holds (32 on a T4)."""
+        return self.blocks_per_sm * self.warps_per_block / T4_WARPS_PER_SM
+
+
+def t4_occupancy(threads: int, shared_bytes: int = 0, registers: int = 32) -> Occupancy:
+    """Occupancy of blocks of `threads` threads, each block using `shared_bytes` of shared memory
+    (static + dynamic) and each thread `registers` registers (an assumption: the compiler decides;
+    register allocation granularity is left out)."""
+    warps = -(-threads // WARP_SIZE)
+    limits = {
+        f"{T4_BLOCKS_PER_SM} blocks per SM": T4_BLOCKS_PER_SM,
+        f"{T4_THREADS_PER_SM} threads per SM": T4_WARPS_PER_SM // warps,
+        f"{T4_REGISTERS_PER_SM} registers per SM": T4_REGISTERS_PER_SM // (registers * warps * WARP_SIZE),
+    }
+    if shared_bytes:
+        limits[f"{T4_SHARED_PER_SM // 1024} KiB of shared memory per SM"] = T4_SHARED_PER_SM // shared_bytes
+    return Occupancy(min(limits.values()), warps, limits)

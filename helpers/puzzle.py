@@ -68,7 +68,7 @@ class Puzzle:
     signature: tuple = ()  # kernel parameters in order; left out, read from `reference`
     outputs: tuple = ()  # the parameters the kernel writes: ("out",)
     spec: Callable = None  # NumPy truth: spec(**inputs and scalars) -> array, or dict per output
-    cases: Callable = None  # cases(rng: np.random.Generator) -> list[Case]
+    cases: Callable = None  # cases(rng: np.random.Generator, **choices) -> list[Case]
     reference: Callable = None  # the reference kernel, its solution between ### BEGIN/END SOLUTION
     hints: tuple = ()  # progressive; none gives the answer away
     budget: Budget = field(default_factory=Budget)
@@ -79,6 +79,9 @@ class Puzzle:
     rtol: float = 1e-5  # float tolerance (integer-valued data is compared exactly)
     atol: float = 1e-5
     chapter: str = ""  # "puzzles", "pmpp-05", ...
+    # launch settings the learner chooses: names of module-level constants (e.g. "BLOCK") read from
+    # the checked kernel's globals and passed to `cases` by keyword (see `cases_for`)
+    choices: tuple = ()
 
     def __post_init__(self):
         missing = [f for f in ("outputs", "spec", "cases", "reference") if not getattr(self, f)]
@@ -87,6 +90,17 @@ class Puzzle:
         if not self.signature:
             fn = getattr(self.reference, "py_func", self.reference)
             self.signature = tuple(inspect.signature(fn).parameters)
+
+    def chosen(self, kernel: Callable) -> dict:
+        """{name: value} of `choices` as the kernel's module (or notebook) sets them; a name it does
+        not set keeps the reference's value."""
+        ref = getattr(self.reference, "py_func", self.reference).__globals__
+        own = getattr(getattr(kernel, "py_func", kernel), "__globals__", {})
+        return {n: own.get(n, ref[n]) for n in self.choices}
+
+    def cases_for(self, kernel: Callable, rng: np.random.Generator) -> list:
+        """The cases `kernel` is checked on: `cases(rng)`, plus the kernel's own `choices`."""
+        return self.cases(rng, **self.chosen(kernel)) if self.choices else self.cases(rng)
 
     @property
     def all_rules(self) -> tuple[Rule, ...]:

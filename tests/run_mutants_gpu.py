@@ -39,7 +39,7 @@ def gpu_alone_passes(puzzle, kernel, seed):
     from numba import cuda
 
     k = kernel if hasattr(kernel, "py_func") else cuda.jit(kernel)
-    for case in puzzle.cases(np.random.default_rng(seed)):
+    for case in puzzle.cases_for(k, np.random.default_rng(seed)):
         args, _, outputs, pristine = check.prepare_args(puzzle, case)
         dev = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
         engine.gpu_launch(k, case.grid, case.block, dev, case.shared_bytes)

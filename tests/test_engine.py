@@ -32,6 +32,29 @@ def test_sim_engine_keeps_the_real_functions(state):
     assert cuda.to_device is real_to_device and state.saved == {}
 
 
+def test_sim_engine_installs_the_host_api_and_gives_it_back(state):
+    from helpers.sim import host
+
+    names = ("stream", "default_stream", "event", "event_elapsed_time", "pinned_array", "pinned_array_like")
+    real = {n: getattr(cuda, n) for n in names}
+    state.gpu = False
+    state.use("sim")
+    for n in names:
+        assert getattr(cuda, n) is host.HOST_API[n], n
+        assert state.real(n) is real[n], n
+    s, start, end = cuda.stream(), cuda.event(), cuda.event()  # host code written for a GPU runs as is
+    start.record(s)
+    pinned = cuda.pinned_array(3, np.float32)
+    cuda.to_device(np.ones(3, np.float32), stream=s).copy_to_host(pinned, stream=s)
+    end.record(s)
+    assert (pinned == 1).all() and cuda.event_elapsed_time(start, end) >= 0
+    state.gpu = True  # pretend, to switch back without a GPU
+    assert state.use("gpu") == "gpu"
+    for n in names:
+        assert getattr(cuda, n) is real[n], n
+    assert state.saved == {}
+
+
 def test_gpu_engine_without_a_gpu_is_refused(state):
     state.gpu = False
     with pytest.raises(RuntimeError, match="no CUDA GPU"):

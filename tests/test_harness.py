@@ -4,6 +4,8 @@ Puzzle-by-puzzle strictness lives in test_puzzles.py / test_strictness.py; this 
 covers harness mechanisms those do not (coalescing budget, summary determinism, seeds).
 """
 
+import types
+
 import numpy as np
 import pytest
 from numba import cuda
@@ -100,3 +102,113 @@ def test_expect_failure_raises_when_nothing_fails():
         check.expect_failure(check.WrongAnswer, lambda: None)
     with pytest.raises(AssertionError, match="expected WrongAnswer"):
         check.expect_failure(check.WrongAnswer, lambda: 1 / 0)
+
+
+# ---------------------------------------------------------------- bank conflicts, occupancy, choices
+
+SIDE = 32
+SIDE_PADDED = SIDE + 1
+
+
+def _transpose_cases(rng):
+    a = rng.uniform(-1, 1, (SIDE, SIDE)).astype(np.float32)
+    return [Case(grid=1, block=(SIDE, SIDE), args={"out": np.empty_like(a), "a": a})]
+
+
+WIDTH = SIDE
+
+
+def _transpose(out, a):
+    tile = cuda.shared.array((SIDE, WIDTH), np.float32)
+    x, y = cuda.threadIdx.x, cuda.threadIdx.y
+    tile[y, x] = a[y, x]
+    cuda.syncthreads()
+    out[y, x] = tile[x, y]  # down a column: 32 apart, one bank, unless the rows are padded
+
+
+def _transposer(width):
+    return cuda.jit(types.FunctionType(_transpose.__code__, {**globals(), "WIDTH": width}, "transpose"))
+
+
+def test_bank_conflict_rule_names_the_line_the_array_and_the_view():
+    from helpers.rules import max_bank_conflicts
+
+    p = Puzzle(
+        name="t_banks",
+        title="t",
+        statement="",
+        outputs=("out",),
+        spec=lambda a: a.T.copy(),
+        cases=_transpose_cases,
+        reference=_transposer(SIDE_PADDED),
+        rules=(max_bank_conflicts(1),),
+    )
+    check.check(p, _transposer(SIDE_PADDED), seed=0, gpu=False)
+    with pytest.raises(check.OverBudget) as info:
+        check.check(p, _transposer(SIDE), seed=0, gpu=False)
+    e = info.value
+    assert (e.field, e.count, e.limit) == ("bank_conflicts", 32, 1)
+    assert "shared `tile` needs 32 passes" in str(e) and "view='banks'" in str(e)
+    assert "line " in str(e)
+
+
+def test_t4_occupancy_names_the_resource_that_runs_out():
+    from helpers.metrics import t4_occupancy
+
+    assert t4_occupancy(128, 8 * 1024).fraction == 1.0  # 8 blocks of 4 warps
+    o = t4_occupancy(64, 8 * 1024)
+    assert (o.blocks_per_sm, o.fraction, o.limit) == (8, 0.5, "64 KiB of shared memory per SM")
+    o = t4_occupancy(32)
+    assert (o.blocks_per_sm, o.fraction, o.limit) == (16, 0.5, "16 blocks per SM")
+    assert t4_occupancy(1024).limit == "1024 threads per SM" and t4_occupancy(1024).fraction == 1.0
+    o = t4_occupancy(256, 0, registers=128)
+    assert (o.blocks_per_sm, o.fraction, o.limit) == (2, 0.5, "65536 registers per SM")
+
+
+BLOCK = 128  # the launch setting the learner chooses in the occupancy test below
+STAGED = 2048
+
+
+def _staged_cases(rng, BLOCK=BLOCK):
+    a = rng.uniform(-1, 1, 3 * BLOCK - 5).astype(np.float32)
+    return [Case(grid=3, block=BLOCK, args={"out": np.empty_like(a), "a": a, "size": a.size})]
+
+
+def _staged(out, a, size):
+    buf = cuda.shared.array(STAGED, np.float32)  # 8 KiB: eight blocks per SM
+    t = cuda.threadIdx.x
+    i = cuda.blockIdx.x * BLOCK + t
+    if i < size:
+        buf[t] = a[i]
+        out[i] = buf[t] * 2
+
+
+def _with_block(block):
+    return cuda.jit(types.FunctionType(_staged.__code__, {**globals(), "BLOCK": block}, "staged"))
+
+
+def test_choices_come_from_the_kernel_and_occupancy_is_checked_on_them():
+    from helpers.rules import min_occupancy
+
+    p = Puzzle(
+        name="t_occupancy",
+        title="t",
+        statement="",
+        outputs=("out",),
+        spec=lambda a, size: a * 2,
+        cases=_staged_cases,
+        reference=cuda.jit(_staged),
+        rules=(min_occupancy(1.0),),
+        choices=("BLOCK",),
+    )
+    assert p.chosen(_with_block(256)) == {"BLOCK": 256}
+    assert p.chosen(lambda out, a, size: None) == {"BLOCK": 128}  # not set: the reference's value
+    for block in (128, 256):
+        result = check.check(p, _with_block(block), seed=0, gpu=False)
+        assert result.runs[0].case.block == block  # launched with the kernel's own BLOCK
+    with pytest.raises(check.OverBudget) as info:
+        check.check(p, _with_block(64), seed=0, gpu=False)
+    e = info.value
+    assert (e.field, e.count, e.limit) == ("occupancy", 0.5, 1.0)
+    assert "blocks of 64 threads" in str(e) and "64 KiB of shared memory per SM" in str(e)
+    assert "kernel[3, 64]" in str(e)

@@ -406,6 +406,25 @@ def test_match_any_and_all():
     assert (all_out == -1).all() and (pred == 1).all()  # the full mask as a signed int32
 
 
+@cuda.jit
+def popcounts(out, keys):
+    i = cuda.grid(1)
+    m = cuda.match_any_sync(0xFFFFFFFF, keys[i])  # an int32: negative when lane 31 is in the group
+    out[i, 0] = cuda.popc(m)
+    out[i, 1] = cuda.popc(numba.int32(-1))
+    out[i, 2] = cuda.popc(numba.uint32(0xFFFFFFFF))
+    out[i, 3] = cuda.popc(numba.int64(-1))
+
+
+def test_popc_counts_the_bits_of_the_value_s_own_width():
+    keys = np.zeros(32, np.int32)
+    keys[::2] = 1  # lanes 1, 3, ..., 31 share key 0: their mask has the sign bit set
+    out = np.zeros((32, 4), np.int64)
+    sim.launch(popcounts, 1, 32, (out, keys))
+    assert (out[:, 0] == 16).all()  # not 48: the int32 mask is 32 bits wide, as on a GPU
+    assert (out[:, 1:] == [32, 32, 64]).all()
+
+
 def test_host_streams_and_events():
     s = host.stream()
     start, end = host.event(), host.event()

@@ -176,7 +176,9 @@ class SimCuda:
 
     @staticmethod
     def popc(x):
-        return bin(int(x) & 0xFFFFFFFFFFFFFFFF).count("1")
+        # the width is the value's type's, as on a GPU: popc(int32(-1)) is 32; a Python int is an int64
+        bits = 8 * getattr(getattr(x, "dtype", None), "itemsize", 8)
+        return (int(x) & ((1 << bits) - 1)).bit_count()
 
     @staticmethod
     def brev(x):

@@ -1,0 +1,62 @@
+"""GPU Puzzles II (puzzles/gpu_puzzles_2), beyond what tests/test_exercises.py checks for every
+puzzle: fifteen puzzles in notebook order, at least five mutants and two variants each, hints that
+do not give a solution line away, random cases of several shapes, and the occupancy puzzle's block
+size taken from the learner's kernel."""
+
+import numpy as np
+import pytest
+from support import controls
+
+import puzzles
+from helpers.check import OverBudget, check
+from helpers.puzzle import BEGIN, END
+
+CHAPTER = "puzzles-2"
+NAMES = puzzles.names(CHAPTER)
+
+
+def test_fifteen_puzzles_in_notebook_order():
+    assert len(NAMES) == 15, NAMES
+    modules = [puzzles.module_of(n) for n in NAMES]
+    assert modules == sorted(modules) and all(m.startswith("puzzles.gpu_puzzles_2.q") for m in modules)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_enough_mutants_variants_and_hints(name):
+    p = puzzles.get(name)
+    c = controls(puzzles.module_of(name))
+    assert len(c.MUTANTS[name]) >= 5 and len(c.VARIANTS[name]) >= 2
+    assert len({m[0] for m in c.MUTANTS[name]}) == len(c.MUTANTS[name])
+    assert p.title.startswith("Puzzle II.") and len(p.hints) >= 3 and len(p.statement) > 150
+    solution = p.source.split(BEGIN, 1)[1].split(END, 1)[0]
+    for h in p.hints:
+        for ln in solution.splitlines():
+            ln = ln.strip()
+            assert len(ln) <= 12 or ln not in h, f"hint gives away `{ln}`"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_cases_are_random_and_vary(name):
+    p = puzzles.get(name)
+    a, b = p.cases(np.random.default_rng(0)), p.cases(np.random.default_rng(1))
+    assert len(a) >= 5
+    first = [v for k, v in a[0].args.items() if isinstance(v, np.ndarray) and k not in p.outputs][0]
+    again = [v for k, v in b[0].args.items() if isinstance(v, np.ndarray) and k not in p.outputs][0]
+    assert not np.array_equal(first, again)
+    shapes = {
+        tuple(np.shape(v))
+        for c in a
+        for k, v in c.args.items()
+        if isinstance(v, np.ndarray) and k not in p.outputs
+    }
+    assert len(shapes) >= 3
+
+
+def test_occupancy_launches_with_the_learner_s_block():
+    p = puzzles.get("occupancy")
+    c = controls(puzzles.module_of("occupancy"))
+    kernels = dict(c.VARIANTS["occupancy"]) | {m[0]: m[1] for m in c.MUTANTS["occupancy"]}
+    result = check(p, kernels["block_of_256"], seed=0, gpu=False)
+    assert {r.case.block for r in result.runs} == {256}
+    with pytest.raises(OverBudget, match=r"blocks of 64 threads using 8192 bytes.*64 KiB of shared memory"):
+        check(p, kernels["block_of_64"], seed=0, gpu=False)
