@@ -95,10 +95,11 @@ def conv_tiled(y, x):
             tile[i // IN_TILE, i % IN_TILE] = x[n, c, r, s] if r < h and s < wd else float32(0.0)
         cuda.syncthreads()
         if inside:
-            for k in range(BANK_K):
-                for p in range(BANK_FS):
-                    for q in range(BANK_FS):
-                        acc[k] += tile[ty + p, tx + q] * bank[k, c, p, q]
+            for p in range(BANK_FS):
+                for q in range(BANK_FS):
+                    v = tile[ty + p, tx + q]  # one shared load, BANK_K multiply-adds from a register
+                    for k in range(BANK_K):
+                        acc[k] += v * bank[k, c, p, q]
         cuda.syncthreads()  # the next channel's tile overwrites this one
     if inside:
         for k in range(BANK_K):
@@ -659,6 +660,35 @@ def benchmark(scale: float = 1.0):
     timing.validate("ch16 direct", y.copy_to_host()[:1], expected0, **tol)
     rows.append(timing.Measurement("ch16 direct", timing.time_gpu(run_direct), flops=flops))
 
+    # shared input tiles, the filter bank in constant memory: 144 KiB of weights do not fit in 64 KiB, so
+    # one kernel per group of KB filters, each with its group compiled in (CUDA C would copy the group
+    # with cudaMemcpyToSymbol before each launch); 16 x 16 output tiles
+    kb, tile = 16, 16
+    groups = []
+    for k0 in range(0, k_out, kb):
+        kern = specialize(
+            conv_tiled,
+            BANK=np.ascontiguousarray(w[k0 : k0 + kb]),
+            BANK_BIAS=np.ascontiguousarray(b[k0 : k0 + kb]),
+            BANK_K=kb,
+            BANK_C=c_in,
+            BANK_FS=fs,
+            TILE=tile,
+            IN_TILE=tile + fs - 1,
+        )
+        groups.append((kern, y[:, k0 : k0 + kb]))
+    tgrid = (math.ceil(wd / tile), math.ceil(h / tile), n_img)
+
+    def run_tiled():
+        for kern, part in groups:
+            kern[tgrid, (tile, tile)](part, d_x)
+
+    run_tiled()
+    timing.validate("ch16 tiled, constant filter bank", y.copy_to_host()[:1], expected0, **tol)
+    rows.append(
+        timing.Measurement("ch16 tiled, constant filter bank", timing.time_gpu(run_tiled), flops=flops)
+    )
+
     # im2col of the whole batch into one CFF x (N * HO * WO) matrix, then one register-tiled SGEMM
     # (chapter 5's kernel at its GPU tile sizes): y comes out as K x (N * HO * WO), i.e. in CNHW order
     cff, cols = c_in * fs * fs, n_img * h * wd
@@ -666,7 +696,9 @@ def benchmark(scale: float = 1.0):
     unroll = specialize(_im2col_batch)
     wm = cuda.to_device(w.reshape(k_out, cff))
     yk = cuda.device_array((k_out, cols), np.float32)
-    bm, bn, bk, tm, tn = 64, 128, 8, 8, 8
+    # chapter 5's register-tiled kernel at a configuration its benchmark validates: 64 x 64 block tiles
+    # match the K = 64 filters exactly (a 128-row tile would leave half of each block idle)
+    bm, bn, bk, tm, tn = 64, 64, 8, 4, 4
     consts = ch05.regtile_constants(bm, bn, bk, tm, tn)
     gemm = specialize(ch05.regtile_matmul_kernel, **consts)
     add_bias = specialize(_add_row_bias)
@@ -683,8 +715,10 @@ def benchmark(scale: float = 1.0):
     timing.validate("ch16 im2col + SGEMM", got0, expected0, **tol)
     rows.append(timing.Measurement("ch16 im2col + SGEMM", timing.time_gpu(run_gemm), flops=flops))
     if rows[0].ceiling:
-        frac = timing.fraction_of_ceiling(rows, "ch16 direct")
-        print(f"direct: {frac:.1%} of cuDNN (goal {GOAL_DIRECT:.0%})")
+        best = max(
+            timing.fraction_of_ceiling(rows, r) for r in ("ch16 direct", "ch16 tiled, constant filter bank")
+        )
+        print(f"best direct kernel: {best:.1%} of cuDNN (goal {GOAL_DIRECT:.0%})")
     return rows
 
 
