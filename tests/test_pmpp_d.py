@@ -220,3 +220,47 @@ def test_ch18_benchmark_kernels_compile():
     assert ".f64" not in text  # float32 all the way: no double-precision arithmetic slipped in
     _compile(ch18.dcs_coarsened, args, fastmath=True, COARSEN=8)
     assert ".f64" not in _compile(ch18.dcs_cutoff, (_f32(1, 1), _f32(1, 1, 1, 4), np.float32(0.3), 1, 1))
+
+
+# ------------------------------------------------------------------ benchmarks: a dry run on the simulator
+
+
+@pytest.fixture
+def fake_timing(sim_engine, monkeypatch):
+    """timing.time_gpu runs the launch once (on the simulator) and reports 1 ms; no SGEMM ceiling."""
+    from helpers import timing
+
+    def once(fn, **_):
+        fn()
+        return 1e-3
+
+    monkeypatch.setattr(timing, "time_gpu", once)
+    monkeypatch.setattr(timing, "sgemm_ceiling", lambda *a, **k: None)
+    return timing
+
+
+def _names(rows):
+    return [r.name for r in rows]
+
+
+def test_ch16_benchmark_dry_run(fake_timing):
+    rows = ch16.benchmark(layer=(1, 2, 3, 7, 6))  # validation runs on every variant
+    assert _names(rows) == ["ch16 direct", "ch16 tiled, constant filter bank", ch16.GOAL["best"]]
+    assert all(r.flops == 2 * 1 * 3 * 7 * 6 * 2 * 9 for r in rows)
+
+
+def test_ch17_benchmark_dry_run(fake_timing):
+    rows = ch17.benchmark(sizes=(40, 20, 8, 64))
+    assert _names(rows) == [
+        "ch17_fhd_gather",
+        "ch17_fhd_const",
+        "ch17_fhd_gather (fastmath)",
+        "ch17_fhd_const (fastmath)",
+    ]
+    assert all(r.flops == ch17.FLOPS_PER_PAIR * 40 * 20 for r in rows)
+
+
+def test_ch18_benchmark_dry_run(fake_timing):
+    rows = ch18.benchmark(size=(12, 9))
+    assert ch18.GOAL["best"] in _names(rows)
+    assert _names(rows)[-1] == "ch18_dcs_cutoff (direct-sum FLOPs)"

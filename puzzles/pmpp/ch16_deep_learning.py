@@ -609,16 +609,16 @@ GOAL = {"ceiling": "cuDNN conv2d (torch, FP32)", "fraction": 0.5, "best": "ch16 
 GOAL_DIRECT = 0.3  # the direct layer's goal, reported by benchmark() itself
 
 
-def benchmark(scale: float = 1.0):
-    """A ResNet-style layer (N=32, C=K=64, 56x56, 3x3, 'same' via a padded input): direct and
-    im2col + register-tiled SGEMM against torch's cuDNN conv2d in FP32 (TF32 off), validated first."""
+def benchmark(scale: float = 1.0, *, layer: tuple = (32, 64, 64, 56, 56)):
+    """A ResNet-style layer (N=32, C=K=64, 56x56, 3x3, 'same' via a padded input): direct, tiled with
+    a constant filter bank, and im2col + register-tiled SGEMM against torch's cuDNN conv2d in FP32
+    (TF32 off), each validated first. `layer` = (N, C, K, H, W) (a smaller one for a dry run)."""
     from helpers import timing
     from helpers.timing import specialize
     from puzzles.pmpp import ch05_memory_tiling as ch05
 
-    n_img = max(1, int(32 * scale))
-    c_in = k_out = 64
-    h = wd = 56
+    n_img, c_in, k_out, h, wd = layer
+    n_img = max(1, int(n_img * scale))
     fs = 3
     rng = np.random.default_rng(16)
     # 'same' padding done once on the host: the kernels compute valid convolutions of the padded input
@@ -666,11 +666,12 @@ def benchmark(scale: float = 1.0):
     kb, tile = 16, 16
     groups = []
     for k0 in range(0, k_out, kb):
+        bank = np.ascontiguousarray(w[k0 : k0 + kb])
         kern = specialize(
             conv_tiled,
-            BANK=np.ascontiguousarray(w[k0 : k0 + kb]),
+            BANK=bank,
             BANK_BIAS=np.ascontiguousarray(b[k0 : k0 + kb]),
-            BANK_K=kb,
+            BANK_K=bank.shape[0],
             BANK_C=c_in,
             BANK_FS=fs,
             TILE=tile,

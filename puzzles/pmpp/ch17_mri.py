@@ -348,12 +348,12 @@ def _trig_probe(out_sin, out_cos, arg):
         out_cos[i] = math.cos(arg[i])
 
 
-def trig_errors():
+def trig_errors(n: int = 1 << 20):
     """Largest absolute error of float32 sin/cos (IEEE and fastmath) on the GPU against float64,
-    for angles up to ARG_MAX: what the tolerance must cover."""
+    for n angles up to ARG_MAX: what the tolerance must cover."""
     from helpers.timing import specialize
 
-    arg = np.random.default_rng(1).uniform(-ARG_MAX, ARG_MAX, 1 << 20).astype(np.float32)
+    arg = np.random.default_rng(1).uniform(-ARG_MAX, ARG_MAX, n).astype(np.float32)
     exact_s, exact_c = np.sin(arg.astype(np.float64)), np.cos(arg.astype(np.float64))
     out = {}
     for name, opts in (("math.sin/cos", None), ("fastmath", {"fastmath": True})):
@@ -364,19 +364,20 @@ def trig_errors():
     return out
 
 
-def benchmark(scale: float = 1.0):
+def benchmark(scale: float = 1.0, *, sizes: tuple = (32768, 16384, 4096, 1 << 20)):
     """F^H D for 32768 voxels and 16384 samples: gather and chunked constant memory, IEEE and fastmath
-    trig, validated against float64 on 256 voxels, against FP32 SGEMM."""
+    trig, validated against float64 on 256 voxels, against FP32 SGEMM. `sizes` = (voxels, samples,
+    samples per constant-memory chunk, angles for the trig-error probe) (smaller for a dry run)."""
     from helpers import timing
     from helpers.timing import specialize
     from puzzles.pmpp.ch18_electrostatics import _sgemm_ceiling
 
     rng = np.random.default_rng(17)
-    n = max(1024, int(32768 * scale))
-    m = max(1024, int(16384 * scale))
-    chunk = 4096  # 4096 samples x 3 floats = 48 KB of constant memory per chunk (of 64 KB)
+    n, m, chunk, n_trig = sizes  # 4096 samples x 3 floats = 48 KB of constant memory per chunk (of 64 KB)
+    n = max(min(n, 1024), int(n * scale))
+    m = max(min(m, 1024), int(m * scale))
     k, mu, pos = _k(rng, m), _mu(rng, m), _pos(rng, n)
-    checked = 256
+    checked = min(256, n)
     want_r, want_i = fhd_ref(k, mu, pos[:checked])
     want = np.stack([want_r, want_i]).astype(np.float32)
     d_k, d_mu, d_pos = cuda.to_device(k), cuda.to_device(mu), cuda.to_device(pos)
@@ -387,8 +388,9 @@ def benchmark(scale: float = 1.0):
     ceiling = _sgemm_ceiling(timing)
     if ceiling is not None:
         rows.append(ceiling)
-    errors = trig_errors()
-    print("largest |error| of float32 sin/cos against float64, angles up to %.1f: " % ARG_MAX, errors)
+    errors = trig_errors(n_trig)
+    shown = ", ".join(f"{name}: {err:.1e}" for name, err in errors.items())
+    print(f"largest |error| of float32 sin/cos against float64, angles up to {ARG_MAX:.1f}: {shown}")
     tpb = 256
     for label, opts in (("", None), (" (fastmath)", {"fastmath": True})):
         # the derived bound, with the trig error measured above in place of 2 eps per term

@@ -361,19 +361,21 @@ def _sgemm_ceiling(timing):
     return timing.Measurement("torch SGEMM (ceiling)", seconds, flops=2 * n**3, ceiling=True)
 
 
-def benchmark(scale: float = 1.0):
+def benchmark(scale: float = 1.0, *, size: tuple = (512, 4000)):
     """A 512 x 512 slice of 4000 atoms: gather, coarsened (IEEE and fastmath), cutoff; GFLOP/s counted
-    as FLOPS_PER_PAIR per (point, atom) pair of the direct sum, against FP32 SGEMM."""
+    as FLOPS_PER_PAIR per (point, atom) pair of the direct sum, against FP32 SGEMM. `size` = (points
+    per side, atoms) (smaller for a dry run)."""
     from helpers import timing
     from helpers.timing import specialize
 
     rng = np.random.default_rng(18)
-    nx = ny = max(64, int(512 * math.sqrt(scale)))
-    n = max(100, int(4000 * scale))
+    side, n_atoms = size
+    nx = ny = max(min(side, 64), int(side * math.sqrt(scale)))
+    n = max(min(n_atoms, 100), int(n_atoms * scale))
     z = np.float32(0.3)
     atoms = make_atoms(rng, n, nx, ny, z)
     # validation against float64 on a few rows (the whole map in float64 is slow on the host)
-    rows_checked = 8
+    rows_checked = min(8, ny)
     want = potential(atoms, z, nx, rows_checked).astype(np.float32)
     tol = dict(rtol=1e-4, atol=coulomb_tolerance(n))
     d_atoms = cuda.to_device(atoms)
