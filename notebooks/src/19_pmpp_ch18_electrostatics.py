@@ -242,12 +242,15 @@ expect_failure(WrongAnswer, puzzles.check, "ch18_dcs_cutoff", cutoff_own_bin_onl
 # TF32 off) measured in the same run. GFLOP/s count `FLOPS_PER_PAIR = 11` operations per (point,
 # atom) pair of the direct sum (3 differences, 3 squares, 2 additions, the square root, the
 # division, the accumulation; square root and division count one each, though each costs several
-# instructions in IEEE float32). The coarsened kernel runs twice: IEEE `math.sqrt` and division,
-# and with `fastmath=True`, which lets the compiler use the approximate hardware reciprocal square
-# root (a relative error of about `2^-22` per term, still within the derived tolerance). The cutoff
+# instructions in IEEE float32). The coarsened kernel runs three ways: IEEE `math.sqrt` and
+# division (`sqrt.rn`, `div.rn`: correctly rounded, several instructions each); with
+# `fastmath=True`, which turns them into the approximate `sqrt.approx` and `div.approx` (a relative
+# error of about `2^-22` each, within the derived tolerance) but still spends a square root and a
+# division per term; and the book's choice, `q * rsqrtf(r2)` (`numba.cuda.libdevice.rsqrtf`: one
+# special-function instruction per term; GPU only, as the simulator has no libdevice). The cutoff
 # row is counted with the direct sum's FLOPs, so its rate reads as "how fast the same map came out";
-# it prints its error against the full sum. Goal: the best direct kernel at 60% of the SGEMM
-# ceiling. On a CPU machine this cell says so and does nothing.
+# it prints its error against the full sum. Goal: the rsqrtf kernel at 60% of the SGEMM ceiling. On
+# a CPU machine this cell says so and does nothing.
 
 # %%
 if timing.skip_reason():
