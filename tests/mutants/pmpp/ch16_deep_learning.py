@@ -302,6 +302,52 @@ def gemm_no_bias(y, wm, xu, b):
         y[n, row, col] = acc  # the bias is forgotten
 
 
+# ------------------------------------------------------------------ maxpool and dgrad (worked)
+
+
+@cuda.jit
+def maxpool_not_strided(y, x):
+    col, row = cuda.grid(2)
+    nc = cuda.blockIdx.z
+    n = nc // x.shape[1]
+    c = nc % x.shape[1]
+    if row < y.shape[2] and col < y.shape[3]:
+        m = x[n, c, row, col]
+        for p in range(2):
+            for q in range(2):
+                m = max(m, x[n, c, row + p, col + q])  # overlapping windows: stride 1, not POOL
+        y[n, c, row, col] = m
+
+
+@cuda.jit
+def maxpool_starts_at_zero(y, x):
+    col, row = cuda.grid(2)
+    nc = cuda.blockIdx.z
+    n = nc // x.shape[1]
+    c = nc % x.shape[1]
+    if row < y.shape[2] and col < y.shape[3]:
+        m = float32(0.0)  # the inputs are negative too: a window of negatives reports 0
+        for p in range(2):
+            for q in range(2):
+                m = max(m, x[n, c, row * 2 + p, col * 2 + q])
+        y[n, c, row, col] = m
+
+
+@cuda.jit
+def dgrad_no_edge_test(dx, dy, w):
+    col, row = cuda.grid(2)
+    c_in = dx.shape[1]
+    n = cuda.blockIdx.z // c_in
+    c = cuda.blockIdx.z % c_in
+    if row < dx.shape[2] and col < dx.shape[3]:
+        acc = float32(0.0)
+        for k in range(dy.shape[1]):
+            for p in range(w.shape[2]):
+                for q in range(w.shape[3]):
+                    acc += dy[n, k, row - p, col - q] * w[k, c, p, q]  # row - p < 0 at the top edge
+        dx[n, c, row, col] = acc
+
+
 # ------------------------------------------------------------------ wgrad with atomics
 
 
@@ -633,6 +679,13 @@ MUTANTS = {
     ],
     "ch16_conv_gemm": [
         ("gemm_no_bias", gemm_no_bias, *WRONG),
+    ],
+    "ch16_maxpool": [
+        ("maxpool_not_strided", maxpool_not_strided, *WRONG),
+        ("maxpool_starts_at_zero", maxpool_starts_at_zero, *WRONG),
+    ],
+    "ch16_conv_dgrad": [
+        ("dgrad_no_edge_test", dgrad_no_edge_test, *OOB),
     ],
     "ch16_conv_wgrad_atomic": [
         ("wgrad_plain_add", wgrad_plain_add, *RACE),
