@@ -25,10 +25,8 @@ def setup(engine: str | None = None) -> str:
 
 def banner() -> str:
     """Two lines: which engine runs kernels, and the numba / numba-cuda versions and PTX check."""
-    import numba
-    import numba_cuda
-
     from . import ptx
+    from .environment import versions
 
     eng = current()
     if eng == "gpu":
@@ -45,10 +43,7 @@ def banner() -> str:
         if ptx.available()
         else "PTX compile check unavailable (NVVM not installed)"
     )
-    return (
-        f"Kernels launched with kernel[blocks, threads](...) run on {where}.\n"
-        f"numba {numba.__version__}, numba-cuda {numba_cuda.__version__}; {check}."
-    )
+    return f"Kernels launched with kernel[blocks, threads](...) run on {where}.\n{versions()}; {check}."
 
 
 __all__ = ["STATE", "banner", "setup", "use", "current", "gpu_present", "__version__"]

@@ -53,10 +53,9 @@ class EngineState:
         if name == "auto":
             name = "gpu" if self.gpu_present() else "sim"
         if name == "gpu" and not self.gpu_present():
-            raise RuntimeError(
-                "engine 'gpu' asked for, but numba-cuda finds no CUDA GPU here "
-                "(on Colab: Runtime > Change runtime type > T4 GPU)"
-            )
+            from .environment import NO_GPU, EnvironmentProblem
+
+            raise EnvironmentProblem(NO_GPU)
         self._unpatch()
         if name == "sim":
             self._patch()
@@ -125,7 +124,13 @@ def use(name: str = "auto") -> str:
 
 def gpu_launch(kernel, grid, block, args, shared_bytes: int = 0):
     """Launch on the real GPU, whatever engine notebook cells use."""
-    return STATE.real_getitem()(kernel, (grid, block, 0, shared_bytes))(*args)
+    from . import environment
+
+    try:
+        with environment.quiet_host_arrays():  # the harness passes host arrays on purpose
+            return STATE.real_getitem()(kernel, (grid, block, 0, shared_bytes))(*args)
+    except Exception as e:  # a wrong environment gets one sentence naming the fix
+        environment.reraise(e)
 
 
 class _SimLaunch:

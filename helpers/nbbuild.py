@@ -32,60 +32,87 @@ from typing import Callable
 import nbformat
 from nbformat import v4
 
+from helpers import release
 from helpers.puzzle import make_stub, strip_markers
 
-# fmt: off
-REPO_URL = "https://github.com/massively-parallel/massively-parallel"
-COURSE_REF = "v0.1.0"          # the tag notebooks clone and Colab badges open; "v" + pyproject version
-REPO_PATH = REPO_URL.removeprefix("https://github.com/")
+# Where notebooks fetch the course and badges open it: [tool.massively-parallel] in pyproject.toml,
+# re-pointed by `python -m helpers.release point OWNER/NAME --ref REF`.
+REPO_PATH, COURSE_REF = release.pointer()
+REPO_URL = f"https://github.com/{REPO_PATH}"
 
 ROOT = Path(__file__).resolve().parents[1]
 README_START, README_END = "<!-- notebooks:start -->", "<!-- notebooks:end -->"
 
-SETUP_SOURCE = f'''\
-# Setup. Locally this only imports the course. On a fresh Colab runtime it first
-# clones the course at a pinned version and installs what the notebooks need.
+
+def setup_source(repo_url: str, ref: str) -> str:
+    """The first code cell of every notebook (tests/test_setup_cell.py runs it)."""
+    return _SETUP_TEMPLATE.replace("@REPO_URL@", repo_url).replace("@COURSE_REF@", ref)
+
+
+_SETUP_TEMPLATE = """\
+# Setup: run this cell first. Locally it only imports the course. On Colab it fetches the
+# course (pure Python, seconds) and uses Colab's own numba, numba-cuda and numpy: no restart.
 import importlib.metadata
-import importlib.util
+import json
 import os
 import subprocess
 import sys
 
-REPO_URL = "{REPO_URL}"
-COURSE_REF = "{COURSE_REF}"
+REPO_URL = "@REPO_URL@"
+COURSE_REF = "@COURSE_REF@"
+REPO_URL = os.environ.get("MP_COURSE_URL", REPO_URL)  # a mirror or a local copy
 
 
-def _checkout_around_here():
-    """The checkout this notebook sits in (Jupyter started without `pip install -e .`)."""
+def _is_course(d):
+    return all(os.path.isfile(os.path.join(d, *f)) for f in
+               (("helpers", "environment.py"), ("puzzles", "__init__.py")))
+
+
+def _find_course():
+    \"\"\"The folder holding the course's helpers/ and puzzles/ (a learner's helpers.py is not it).\"\"\"
     d = os.getcwd()
-    for _ in range(3):
-        if os.path.isfile(os.path.join(d, "helpers", "puzzle.py")):
-            return d
+    for _ in range(3):  # the checkout this notebook sits in, or an earlier clone
+        for c in (d, os.path.join(d, "massively-parallel")):
+            if _is_course(c):
+                return c
         d = os.path.dirname(d)
+    try:
+        dist = importlib.metadata.distribution("massively-parallel")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    url = json.loads(dist.read_text("direct_url.json") or "{}").get("url", "")
+    for c in (str(dist.locate_file("")), url.removeprefix("file://")):
+        if c and _is_course(c):
+            return c
     return None
 
 
-if importlib.util.find_spec("helpers") is None:
-    _root = _checkout_around_here()
-    if _root is None:
-        _root = os.path.abspath("massively-parallel")
-        if not os.path.isdir(_root):
-            subprocess.run(["git", "clone", "--quiet", "--depth", "1", "--branch", COURSE_REF,
-                            REPO_URL, _root], check=True)
-        # Only the run-time set: Colab's own Jupyter packages must stay as they are.
-        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "-r",
-                        "requirements-runtime.txt"], cwd=_root, check=True)
-        _stale = [m for m in ("numpy", "numba", "matplotlib") if m in sys.modules
-                  and sys.modules[m].__version__ != importlib.metadata.version(m)]
-        if _stale:
-            raise RuntimeError(f"{{', '.join(_stale)}} changed version under the running kernel: "
-                               "Runtime > Restart session, then run this cell again.")
+_root = _find_course()
+if _root is None:  # a fresh Colab runtime: fetch the course, nothing else
+    _root = os.path.abspath("massively-parallel")
+    _git = subprocess.run(["git", "clone", "--quiet", "--depth", "1", "--branch", COURSE_REF,
+                           REPO_URL, _root], capture_output=True, text=True)
+    if _git.returncode != 0 or not _is_course(_root):
+        _why = (_git.stderr.strip().splitlines() or ["the clone holds no course"])[-1]
+        raise SystemExit(
+            f"Could not fetch the course from {REPO_URL} at {COURSE_REF} ({_why}).\\n"
+            "Check that the repository and the tag or branch exist (open the address in a browser), "
+            "or point this cell at a fork: edit REPO_URL and COURSE_REF above. Or upload the course: "
+            "put its folder, named massively-parallel, next to this notebook (Colab: Files pane). "
+            "Then run this cell again.")
+for _m in [m for m in sys.modules if m.split(".")[0] in ("helpers", "puzzles")]:
+    if not (getattr(sys.modules[_m], "__file__", None) or "").startswith(_root):
+        del sys.modules[_m]  # not the course's: a learner's own helpers.py, say
+if sys.path[0] != _root:
     sys.path.insert(0, _root)
 
 import helpers  # noqa: E402
+from helpers import environment  # noqa: E402
 
-helpers.setup()'''
-# fmt: on
+environment.prepare()  # CPU-only Colab: adds numba-cuda's compiler if it can without a restart
+helpers.setup()"""
+
+SETUP_SOURCE = setup_source(REPO_URL, COURSE_REF)
 
 
 class FormatError(ValueError):
@@ -324,6 +351,11 @@ def main(argv=None) -> int:
     ap.add_argument("--root", type=Path, default=ROOT, help="repository root (default: this checkout)")
     args = ap.parse_args(argv)
     root = args.root.resolve()
+    if root != ROOT:  # another tree (a fork being re-pointed): its own pointer, for this run of the CLI
+        global REPO_PATH, COURSE_REF, REPO_URL, SETUP_SOURCE
+        REPO_PATH, COURSE_REF = release.pointer(root)
+        REPO_URL = f"https://github.com/{REPO_PATH}"
+        SETUP_SOURCE = setup_source(REPO_URL, COURSE_REF)
     if args.check:
         bad = stale(root)
         for p in bad:

@@ -32,6 +32,8 @@ class Measurement:
     bytes: int = 0  # minimum bytes the variant must move (read + write)
     flops: int = 0
     ceiling: bool = False  # this row is the hardware ceiling measured in the same run
+    peer: bool = False  # this row is the library call a user would make instead (CuPy, cuBLAS, torch)
+    config: str = ""  # the configuration this variant ran with (e.g. chosen by helpers.tuning)
 
     @property
     def gbps(self) -> float:
@@ -93,6 +95,7 @@ def time_gpu(fn, *, warmup=3, reps=15, batch=10) -> float:
         end.record()
         end.synchronize()
         times.append(cuda.event_elapsed_time(start, end) / 1e3 / batch)
+    _progress_tick()
     return statistics.median(times)
 
 
@@ -209,6 +212,85 @@ def validate(name, got, expected, *, rtol=1e-5, atol=1e-6) -> None:
         )
 
 
+# ---------------------------------------------------------------------------- progress and library peers
+
+_PROGRESS: list = []  # at most one callback, called after every time_gpu measurement
+
+
+def set_progress(callback=None) -> None:
+    """Call `callback()` after each `time_gpu` measurement (None: stop). puzzles.bench draws its bar."""
+    _PROGRESS.clear()
+    if callback is not None:
+        _PROGRESS.append(callback)
+
+
+def _progress_tick():
+    for callback in _PROGRESS:
+        callback()
+
+
+SKIPPED_PEERS: list[tuple[str, str]] = []  # (peer name, why it was not measured) in this process
+
+
+def library_peer(name, candidates, *, bytes=0, flops=0, check=None, **time_options) -> Measurement | None:
+    """Time the library call a user would make instead of the chapter's kernels, as a `peer` row.
+
+    `candidates` is a list of `(label, make)`, tried in order: `make()` imports its library (CuPy,
+    then PyTorch, say) and returns `(launch, result)`, where `launch()` queues the call without
+    synchronising and `result()` gives its output as a NumPy array after a launch. `check(got)`
+    raises AssertionError where the output is wrong. A candidate whose library is missing, or which
+    fails or gives a wrong answer, is passed over with its reason; with none left, the peer is
+    skipped (None) and the reasons are printed and kept in `SKIPPED_PEERS`.
+    """
+    reason = skip_reason()
+    reasons = [reason] if reason else []
+    for label, make in [] if reason else candidates:
+        try:
+            launch, result = make()
+            launch()
+            if check is not None:
+                check(result())
+            seconds = time_gpu(launch, **time_options)
+        except ImportError as e:
+            reasons.append(f"{label}: {e.name or e} not installed")
+            continue
+        except Exception as e:  # a library's failure must not fail the chapter's own validation
+            reasons.append(f"{label}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+            continue
+        return Measurement(f"{label} (peer)", seconds, bytes=bytes, flops=flops, peer=True)
+    why = "; ".join(reasons) or "no candidate"
+    SKIPPED_PEERS.append((name, why))
+    print(f"peer {name} skipped: {why}")
+    return None
+
+
+def via(library: str, label: str, fn, *arrays):
+    """A `library_peer` candidate: `fn(lib, *views)` where `lib` is the module `library` ("cupy" or
+    "torch") and `views` are zero-copy views of the Numba device `arrays` (both libraries read
+    `__cuda_array_interface__`); what `fn` returns is the output that is checked."""
+
+    def make():
+        import importlib
+
+        lib = importlib.import_module(library)
+        if library == "torch":
+            views = [lib.as_tensor(a, device="cuda") for a in arrays]
+
+            def to_host(x):
+                return x.cpu().numpy()
+        else:
+            views = [lib.asarray(a) for a in arrays]
+            to_host = lib.asnumpy
+        last = []
+
+        def launch():
+            last[:] = [fn(lib, *views)]
+
+        return launch, lambda: to_host(last[0])
+
+    return label, make
+
+
 # ---------------------------------------------------------------------------- reporting (CPU)
 
 
@@ -247,6 +329,35 @@ def fraction_of_ceiling(rows, name) -> float:
     return _rate(row, unit) / _rate(ceil, unit)
 
 
+def peer_for(rows, name) -> Measurement | None:
+    """The peer row that row `name` is compared with: a peer row of the same unit (the first one)."""
+    row = next((r for r in rows if r.name == name), None)
+    if row is None:
+        raise KeyError(f"no row named {name!r}; have {[r.name for r in rows]}")
+    unit = _unit(row)
+    return next((r for r in rows if r.peer and _unit(r) == unit), None)
+
+
+def fraction_of_peer(rows, name) -> float | None:
+    """Row `name`'s rate divided by its peer's (see `peer_for`), or None where no peer ran.
+
+    Above 1.0: faster than the library call a user would make instead."""
+    row = next((r for r in rows if r.name == name), None)
+    if row is None:
+        raise KeyError(f"no row named {name!r}; have {[r.name for r in rows]}")
+    other, unit = peer_for(rows, name), _unit(row)
+    if other is None or unit is None or _rate(other, unit) <= 0:
+        return None
+    return _rate(row, unit) / _rate(other, unit)
+
+
+def _row_label(r: Measurement) -> str:
+    label = r.name + (f" [{r.config}]" if r.config else "")
+    if r.peer and "(peer)" not in r.name:  # cuBLAS: the ceiling and the peer at once
+        label += " (peer)"
+    return label + (" *" if r.ceiling else "")
+
+
 def _fmt_time(s: float) -> str:
     if s >= 1:
         return f"{s:.3f} s"
@@ -265,7 +376,7 @@ def table(rows) -> str:
         pct = f"{100 * _rate(r, unit) / _rate(ceil, unit):.1f}%" if ceil and _rate(ceil, unit) > 0 else "-"
         body.append(
             (
-                r.name + (" *" if r.ceiling else ""),
+                _row_label(r),
                 _fmt_time(r.seconds),
                 f"{r.gbps:.1f}" if r.bytes else "-",
                 f"{r.gflops:.1f}" if r.flops else "-",
@@ -280,6 +391,8 @@ def table(rows) -> str:
     lines = [fmt(header), "  ".join("-" * w for w in widths), *map(fmt, body)]
     if any(r.ceiling for r in rows):
         lines.append("* measured ceiling")
+    if any(r.peer for r in rows):
+        lines.append("(peer) the library call a user would make instead, measured in the same run")
     return "\n".join(lines)
 
 

@@ -3,22 +3,28 @@
     python -m puzzles.bench                 # every puzzles/pmpp/ch*.py module with a benchmark()
     python -m puzzles.bench --only ch10     # one chapter (repeat --only for several)
     python -m puzzles.bench --scale 0.25    # smaller inputs (quick look; goals are judged at scale 1)
+    python -m puzzles.bench --json out.json # where the results go (default: bench-<device>-<date>.json)
+    MP_RETUNE=1 python -m puzzles.bench     # search every tuned knob again instead of using the cache
 
 Each chapter validates its variants against NumPy before timing them and measures its ceiling
-(device copy or cuBLAS SGEMM) in the same run. Exit status: 0 when every validation passed
-(missed goals are reported, not fatal), 1 when a chapter failed validation or crashed, and 0
-with one line saying why where there is no GPU.
+(device copy or cuBLAS SGEMM) and, where CuPy or PyTorch is installed, the library call a user would
+make instead (the peer) in the same run. Progress goes to stderr; the goals table to stdout; every
+row, the device, versions, tuned configurations and verdicts to a JSON file. Exit status: 0 when
+every validation passed (missed goals are reported, not fatal), 1 when a chapter failed validation
+or crashed, and 0 with one line saying why where there is no GPU.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import pkgutil
+import re
 import sys
+import time
 import traceback
-
-from numba import cuda
+from importlib import metadata
 
 
 def chapter_modules(only=()):
@@ -38,32 +44,68 @@ def chapter_modules(only=()):
     return found
 
 
+GOAL_HEADER = (
+    "chapter",
+    "best variant",
+    "achieved",
+    "ceiling",
+    "fraction",
+    "peer",
+    "vs peer",
+    "goal",
+    "met?",
+)
+
+
 def goal_row(tag, module, rows):
-    """One line of the goals table: (chapter, best, achieved, ceiling, fraction, goal, met)."""
+    """One line of the goals table, GOAL_HEADER's columns.
+
+    GOAL keys: "best" (the variant judged), "ceiling" ("copy" or "sgemm") and "fraction" (of the
+    ceiling measured in the same run); optional "peer": the fraction of the library peer's rate the
+    best variant must reach (1.0: as fast as the call a user would make instead). Without "peer" the
+    ratio to the peer is reported, not judged."""
     from helpers import timing
 
     goal = getattr(module, "GOAL", None)
     if not goal:
-        best = max((r for r in rows if not r.ceiling), key=lambda r: r.gflops or r.gbps, default=None)
+        mine = [r for r in rows if not (r.ceiling or r.peer)]
+        best = max(mine, key=lambda r: r.gflops or r.gbps, default=None)
         rate = "-" if best is None else _rate_text(best)
-        return (tag, best.name if best else "-", rate, _ceiling_text(rows), "-", "no goal", "-")
+        peer, vs = _peer_texts(rows, best)
+        return (tag, best.name if best else "-", rate, _ceiling_text(rows), "-", peer, vs, "no goal", "-")
     best = next((r for r in rows if r.name == goal["best"]), None)
+    goal_text = f">= {goal['fraction']:.0%} of {goal['ceiling']}"
+    if goal.get("peer"):
+        goal_text += f", >= {goal['peer']:.0%} of peer"
     if best is None:
-        return (tag, goal["best"], "missing", _ceiling_text(rows), "-", f">= {goal['fraction']:.0%}", "NO")
+        return (tag, goal["best"], "missing", _ceiling_text(rows), "-", "-", "-", goal_text, "NO")
+    peer, vs = _peer_texts(rows, best)
+    verdicts = []
     try:
         frac = timing.fraction_of_ceiling(rows, best.name)
+        frac_text = f"{frac:.1%}"
+        verdicts.append(frac >= goal["fraction"])
     except ValueError as e:  # e.g. no SGEMM ceiling without CuPy
-        return (tag, best.name, _rate_text(best), _ceiling_text(rows), "-", str(e), "?")
-    met = "yes" if frac >= goal["fraction"] else "NO"
-    return (
-        tag,
-        best.name,
-        _rate_text(best),
-        _ceiling_text(rows),
-        f"{frac:.1%}",
-        f">= {goal['fraction']:.0%} of {goal['ceiling']}",
-        met,
-    )
+        frac_text, goal_text = "-", f"{goal_text} ({e})"
+        verdicts.append(None)
+    if goal.get("peer"):
+        ratio = timing.fraction_of_peer(rows, best.name)
+        verdicts.append(None if ratio is None else ratio >= goal["peer"])
+    met = "NO" if False in verdicts else "?" if None in verdicts else "yes"
+    return (tag, best.name, _rate_text(best), _ceiling_text(rows), frac_text, peer, vs, goal_text, met)
+
+
+def _peer_texts(rows, best):
+    """(the peer's name and rate, the best variant's rate as a fraction of it), or dashes."""
+    from helpers import timing
+
+    if best is None:
+        return "-", "-"
+    peer = timing.peer_for(rows, best.name)
+    if peer is None:
+        return "-", "-"
+    ratio = timing.fraction_of_peer(rows, best.name)
+    return f"{peer.name} {_rate_text(peer)}", "-" if ratio is None else f"{ratio:.0%}"
 
 
 def _rate_text(r):
@@ -71,7 +113,7 @@ def _rate_text(r):
 
 
 def _ceiling_text(rows):
-    ceilings = [r for r in rows if r.ceiling]
+    ceilings = [r for r in rows if r.ceiling]  # cuBLAS is ceiling and peer at once in ch05
     return ", ".join(_rate_text(r) for r in ceilings) or "-"
 
 
@@ -84,7 +126,127 @@ def format_table(header, body):
     return "\n".join(lines)
 
 
+PACKAGES = ("numba", "numba-cuda", "numpy", "cupy", "torch")
+
+
+def package_versions() -> dict:
+    """Installed versions of the packages that decide the numbers (None where absent). CuPy's wheels
+    are named per CUDA version (cupy-cuda12x), so any distribution named cupy* counts."""
+    found = {name: None for name in PACKAGES}
+    for dist in metadata.distributions():
+        dist_name = (dist.metadata["Name"] or "").lower()
+        key = "cupy" if dist_name.startswith("cupy") else dist_name
+        if key in found and found[key] is None:
+            found[key] = dist.version
+    return found
+
+
+def device_info() -> dict:
+    """The current GPU: name, compute capability, SMs, CUDA driver and runtime versions (GPU only)."""
+    from numba import cuda
+
+    dev = cuda.get_current_device()
+    name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
+
+    def version(get):
+        try:
+            return ".".join(str(v) for v in get())
+        except Exception:  # an old numba-cuda or driver without the query
+            return None
+
+    return {
+        "name": name,
+        "compute_capability": "%d.%d" % tuple(dev.compute_capability),
+        "multiprocessors": dev.MULTIPROCESSOR_COUNT,
+        "driver": version(lambda: cuda.cudadrv.driver.driver.get_version()),
+        "runtime": version(lambda: cuda.runtime.get_version()),
+    }
+
+
+def row_dict(rows, r) -> dict:
+    """One measured row, with its rates and its ratios to the ceiling and the peer of its unit."""
+    from helpers import timing
+
+    try:
+        frac = timing.fraction_of_ceiling(rows, r.name)
+    except ValueError:
+        frac = None
+    return {
+        "name": r.name,
+        "seconds": r.seconds,
+        "bytes": r.bytes,
+        "flops": r.flops,
+        "gbps": r.gbps if r.bytes else None,
+        "gflops": r.gflops if r.flops else None,
+        "ceiling": r.ceiling,
+        "peer": r.peer,
+        "config": r.config or None,
+        "fraction_of_ceiling": frac,
+        "fraction_of_peer": None if r.ceiling and not r.peer else timing.fraction_of_peer(rows, r.name),
+    }
+
+
+def results(device, args, chapters, goals, seconds) -> dict:
+    """Everything a run measured, as JSON-ready data. `chapters`: (tag, module name, rows or an error)."""
+    from helpers import timing, tuning
+
+    out = {
+        "schema": 1,
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "command": "python -m puzzles.bench " + " ".join(args),
+        "device": device,
+        "packages": package_versions(),
+        "python": sys.version.split()[0],
+        "seconds": seconds,
+        "chapters": {},
+        "goals": [dict(zip(GOAL_HEADER, g, strict=True)) for g in goals],
+        "tuning": {name: c.as_dict() for name, c in tuning.CHOSEN.items()},
+        "skipped_peers": [{"peer": n, "why": why} for n, why in timing.SKIPPED_PEERS],
+    }
+    for tag, module_name, rows, error in chapters:
+        entry = {"module": module_name, "error": error}
+        if rows is not None:
+            entry["rows"] = [row_dict(rows, r) for r in rows]
+            entry["ceilings"] = [r.name for r in rows if r.ceiling]
+            entry["peers"] = [r.name for r in rows if r.peer]
+        out["chapters"][tag] = entry
+    return out
+
+
+def default_json_path(device_name: str) -> str:
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", device_name).strip("-").lower() or "gpu"
+    return f"bench-{slug}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}.json"
+
+
+class Progress:
+    """A text progress bar on stderr: one line per chapter, a dot per timed measurement."""
+
+    def __init__(self, total: int, stream=None, width: int = 20):
+        self.total, self.done, self.width = total, 0, width
+        self.stream = stream or sys.stderr
+        self.start = time.perf_counter()
+
+    def _bar(self) -> str:
+        filled = round(self.width * self.done / self.total) if self.total else self.width
+        return f"[{'#' * filled}{'.' * (self.width - filled)}] {self.done}/{self.total}"
+
+    def begin(self, tag: str) -> None:
+        self.stream.write(f"{self._bar()} {tag} ")
+        self.stream.flush()
+
+    def tick(self) -> None:
+        self.stream.write(".")
+        self.stream.flush()
+
+    def end(self, tag: str, status: str) -> None:
+        self.done += 1
+        elapsed = time.perf_counter() - self.start
+        self.stream.write(f" {status}\n{self._bar()} {tag} done ({elapsed:.0f} s so far)\n")
+        self.stream.flush()
+
+
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="python -m puzzles.bench", description=__doc__.split("\n")[0])
     parser.add_argument("--scale", type=float, default=1.0, help="input size factor (goals assume 1.0)")
     parser.add_argument(
@@ -94,44 +256,71 @@ def main(argv=None) -> int:
         metavar="chNN",
         help="run only this chapter (repeatable), e.g. --only ch10",
     )
+    parser.add_argument(
+        "--json", metavar="PATH", help="write the results here (default: bench-<device>-<date>.json)"
+    )
     args = parser.parse_args(argv)
 
-    from helpers import timing
+    from helpers import timing, tuning
 
     reason = timing.skip_reason()
     if reason:
         print(reason)
         return 0
 
-    device = cuda.get_current_device()
-    name = device.name.decode() if isinstance(device.name, bytes) else str(device.name)
-    print(f"Device: {name} ({device.MULTIPROCESSOR_COUNT} SMs), scale {args.scale}")
+    device = device_info()
+    name = device["name"]
+    print(
+        f"Device: {name} (compute {device['compute_capability']}, {device['multiprocessors']} SMs), "
+        f"driver {device['driver']}, runtime {device['runtime']}, scale {args.scale}"
+    )
     modules = chapter_modules(set(args.only))
     if not modules:
         print(f"No chapter benchmark matches {args.only}.")
         return 1
 
-    goals, failed = [], []
-    for tag, module in modules:
-        print(f"\n== {tag}: {module.__name__} ==")
-        sys.stdout.flush()
-        try:
-            rows = module.benchmark(scale=args.scale)
-        except AssertionError as e:  # a variant gave a wrong answer on the GPU
-            print(f"VALIDATION FAILED: {e}")
-            failed.append(tag)
-            goals.append((tag, "-", "validation failed", "-", "-", "-", "NO"))
-            continue
-        except Exception:
-            traceback.print_exc()
-            failed.append(tag)
-            goals.append((tag, "-", "crashed", "-", "-", "-", "NO"))
-            continue
-        print(timing.table(rows))
-        goals.append(goal_row(tag, module, rows))
+    progress = Progress(len(modules))
+    timing.set_progress(progress.tick)
+    goals, failed, chapters = [], [], []
+    start = time.perf_counter()
+    try:
+        for tag, module in modules:
+            print(f"\n== {tag}: {module.__name__} ==")
+            sys.stdout.flush()
+            progress.begin(tag)
+            before = set(tuning.CHOSEN)
+            try:
+                rows = module.benchmark(scale=args.scale)
+            except AssertionError as e:  # a variant gave a wrong answer on the GPU
+                progress.end(tag, "VALIDATION FAILED")
+                print(f"VALIDATION FAILED: {e}")
+                failed.append(tag)
+                goals.append((tag, "-", "validation failed", "-", "-", "-", "-", "-", "NO"))
+                chapters.append((tag, module.__name__, None, f"validation failed: {e}"))
+                continue
+            except Exception as e:
+                progress.end(tag, "crashed")
+                traceback.print_exc()
+                failed.append(tag)
+                goals.append((tag, "-", "crashed", "-", "-", "-", "-", "-", "NO"))
+                chapters.append((tag, module.__name__, None, f"crashed: {type(e).__name__}: {e}"))
+                continue
+            progress.end(tag, "ok")
+            print(timing.table(rows))
+            for knob in [k for k in tuning.CHOSEN if k not in before]:
+                print(f"tuned {tuning.CHOSEN[knob]}")
+            goals.append(goal_row(tag, module, rows))
+            chapters.append((tag, module.__name__, rows, None))
+    finally:
+        timing.set_progress(None)
 
     print(f"\n== goals on {name} ==")
-    print(format_table(("chapter", "best variant", "achieved", "ceiling", "fraction", "goal", "met?"), goals))
+    print(format_table(GOAL_HEADER, goals))
+    path = args.json or default_json_path(name)
+    data = results(device, argv, chapters, goals, time.perf_counter() - start)
+    with open(path, "w") as f:
+        json.dump(data, f, indent=1)
+    print(f"\nResults: {path}")
     if failed:
         print(f"\nFailed: {', '.join(failed)}")
         return 1

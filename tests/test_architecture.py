@@ -18,18 +18,20 @@ LAYERS = [
     ("helpers.sim", 1),  # engines: simulator, engine choice, PTX compile check
     ("helpers.engine", 1),
     ("helpers.ptx", 1),
-    ("helpers.compile", 1),
+    ("helpers.environment", 1),  # what this machine has and lacks, in plain words
     ("helpers.metrics", 2),  # numbers from traces
     ("helpers.rules", 3),  # named checks and budgets from metrics
     ("helpers.puzzle", 4),  # plain data: Puzzle, Case, RunRecord
     ("helpers.check", 5),  # the harness
     ("helpers.viz", 5),  # pictures (and never the harness: see below)
     ("helpers.timing", 5),  # GPU timing library
+    ("helpers.tuning", 5),  # knobs searched on the GPU at hand, winners cached per device
     ("puzzles", 6),  # exercise modules
     ("=puzzles", 7),  # the facade: check, show, hint, get, names
     ("=helpers", 7),  # helpers.setup / use / banner
     ("helpers.nbbuild", 8),  # tools
-    ("helpers.sim.bench", 8),
+    ("helpers.release", 8),
+    ("helpers.sim.speed", 8),
     ("puzzles.bench", 8),
 ]
 

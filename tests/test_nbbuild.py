@@ -217,63 +217,6 @@ def test_setup_cell_is_plain_python():
     assert f'COURSE_REF = "{nbbuild.COURSE_REF}"' in nbbuild.SETUP_SOURCE
 
 
-def run_setup_cell(monkeypatch, cwd, importable):
-    """Execute the setup cell in `cwd`; returns (commands run, setup() calls, sys.path)."""
-    import importlib.util
-    import subprocess
-    import sys
-
-    import helpers
-
-    commands, calls = [], []
-
-    def fake_run(cmd, cwd=None, check=False):
-        commands.append((cmd, cwd))
-        if cmd[:2] == ["git", "clone"]:
-            Path(cmd[-1]).mkdir()
-
-    real_find_spec = importlib.util.find_spec
-    if not importable:
-        monkeypatch.setattr(
-            importlib.util,
-            "find_spec",
-            lambda name, *a: None if name == "helpers" else real_find_spec(name, *a),
-        )
-    monkeypatch.setattr(subprocess, "run", fake_run)
-    monkeypatch.setattr(helpers, "setup", lambda *a, **k: calls.append(1), raising=False)
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    monkeypatch.chdir(cwd)
-    exec(compile(nbbuild.SETUP_SOURCE, "<setup>", "exec"), {})
-    return commands, calls, list(sys.path)
-
-
-def test_setup_cell_locally_only_imports(monkeypatch, tmp_path):
-    commands, calls, _ = run_setup_cell(monkeypatch, tmp_path, importable=True)
-    assert commands == [] and calls == [1]
-
-
-def test_setup_cell_finds_the_checkout_it_sits_in(monkeypatch, tmp_path):
-    (tmp_path / "helpers").mkdir()
-    (tmp_path / "helpers" / "puzzle.py").write_text("")
-    (tmp_path / "notebooks" / "solutions").mkdir(parents=True)
-    here = tmp_path / "notebooks" / "solutions"
-    commands, calls, path = run_setup_cell(monkeypatch, here, importable=False)
-    assert commands == [] and calls == [1]
-    assert path[0] == str(tmp_path)
-
-
-def test_setup_cell_on_fresh_colab_clones_pinned_ref_and_installs(monkeypatch, tmp_path):
-    commands, calls, path = run_setup_cell(monkeypatch, tmp_path, importable=False)
-    clone = str(tmp_path / "massively-parallel")
-    assert commands[0] == (
-        ["git", "clone", "--quiet", "--depth", "1", "--branch", nbbuild.COURSE_REF, nbbuild.REPO_URL, clone],
-        None,
-    )
-    ((pip, cwd),) = commands[1:]
-    assert pip[1:] == ["-m", "pip", "install", "--quiet", "-r", "requirements-runtime.txt"] and cwd == clone
-    assert path[0] == clone and calls == [1]
-
-
 def test_course_ref_matches_version():
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     assert nbbuild.COURSE_REF == "v" + version

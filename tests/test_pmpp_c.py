@@ -192,7 +192,7 @@ def test_bench_script_skips_without_gpu():
 
 @pytest.mark.skipif(not os.environ.get("MP_SIM_BENCH"), reason="slow (about a minute): set MP_SIM_BENCH=1")
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
-def test_benchmark_code_path_on_simulator(module, sim_engine, monkeypatch):
+def test_benchmark_code_path_on_simulator(module, sim_engine, monkeypatch, tmp_path):
     """Each benchmark() end to end, tiny scale, timing faked: the validation of the GPU-sized kernels
     runs for real on the simulator, so a GPU run does not find a slip in the benchmark code."""
     import types
@@ -209,8 +209,13 @@ def test_benchmark_code_path_on_simulator(module, sim_engine, monkeypatch):
     # direct launches cannot say cross_block_races=False; the single-pass scans need it
     launch = sim.launch
     monkeypatch.setattr(sim, "launch", lambda *a, **k: launch(*a, **{**k, "cross_block_races": False}))
+    monkeypatch.setenv("MP_TUNING_CACHE", str(tmp_path / "tuning.json"))  # never the user's cache
     rows = module.benchmark(scale=1e-4)
     names = {r.name for r in rows if not r.ceiling}
+    # no CuPy/PyTorch on the simulator: no peer row; the tuned variants say what they ran with
+    assert not any(r.peer for r in rows)
+    if module is not ch12:
+        assert any(r.config for r in rows)
     assert sum(r.ceiling for r in rows) == 1 and len(names) >= 3
     assert all(r.bytes > 0 and r.name.startswith(("ch1", "copy")) for r in rows)
     if module.GOAL:

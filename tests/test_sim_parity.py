@@ -67,7 +67,7 @@ def test_warp_kernels_checked_against_numpy():
 
 def test_suite_compiles_with_real_numba():
     """The GPU run (`python tests/sim_kernels.py --gpu`) must work first time: every kernel compiles."""
-    from helpers import compile as ptx
+    from helpers import ptx
 
     if not ptx.available():
         pytest.skip("NVVM not installed: cannot compile PTX here")

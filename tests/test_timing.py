@@ -131,3 +131,80 @@ def test_gpu_copy_ceiling_and_timing():
     assert m.ceiling and m.bytes == 2 * (64 << 20) and m.gbps > 50
     d = cuda.device_array(1 << 20, np.float32)
     assert timing.time_gpu(lambda: d.copy_to_device(d), warmup=1, reps=5) > 0
+
+
+# ---------------------------------------------------------------------------- library peers
+
+
+def rows_with_peer():
+    return [
+        *rows_bw(),
+        Measurement("cupy.sum (peer)", 1.5e-3, bytes=3 * 10**9, peer=True),  # 2000 GB/s
+        Measurement("cuBLAS", 1.0, flops=50 * 10**12, ceiling=True, peer=True),
+        Measurement("tiled", 1.0, flops=25 * 10**12, config="128x128"),
+    ]
+
+
+def test_fraction_of_peer_same_unit():
+    rows = rows_with_peer()
+    assert timing.fraction_of_peer(rows, "best") == pytest.approx(1.5)  # 3000 / 2000 GB/s
+    assert timing.fraction_of_peer(rows, "tiled") == pytest.approx(0.5)  # against cuBLAS, not CuPy sum
+    assert timing.peer_for(rows, "tiled").name == "cuBLAS"
+    assert timing.fraction_of_peer(rows_bw(), "best") is None  # no peer measured
+    with pytest.raises(KeyError, match="nope"):
+        timing.fraction_of_peer(rows, "nope")
+
+
+def test_table_marks_peer_and_config():
+    lines = timing.table(rows_with_peer()).splitlines()
+    assert any(line.startswith("cupy.sum (peer)") and "50.0%" in line for line in lines)
+    assert any(line.startswith("tiled [128x128]") and "50.0%" in line for line in lines)
+    assert lines[-1].startswith("(peer)") and lines[-2] == "* measured ceiling"
+    assert any(line.startswith("cuBLAS (peer) *") for line in lines)  # ceiling and peer at once
+
+
+def test_library_peer_passes_over_missing_and_wrong(monkeypatch, capsys):
+    monkeypatch.setattr(timing, "skip_reason", lambda: None)
+    monkeypatch.setattr(timing, "time_gpu", lambda fn, **kw: (fn(), 2e-3)[1])
+    monkeypatch.setattr(timing, "SKIPPED_PEERS", [])
+    launches = []
+
+    def missing():
+        import cupy_that_is_not_installed  # noqa: F401
+
+    def wrong():
+        return (lambda: launches.append("wrong"), lambda: np.zeros(3))
+
+    def right():
+        return (lambda: launches.append("right"), lambda: np.ones(3))
+
+    def check(got):
+        timing.validate("peer", got, np.ones(3))
+
+    row = timing.library_peer(
+        "sum", [("cupy.sum", missing), ("bad.sum", wrong), ("torch.sum", right)], bytes=4000, check=check
+    )
+    assert row.peer and not row.ceiling and row.name == "torch.sum (peer)" and row.gbps == pytest.approx(2e-3)
+    assert launches == ["wrong", "right", "right"]
+    assert timing.library_peer("sum", [("cupy.sum", missing)], bytes=4) is None
+    assert timing.SKIPPED_PEERS == [("sum", "cupy.sum: cupy_that_is_not_installed not installed")]
+    assert "peer sum skipped" in capsys.readouterr().out
+
+
+def test_library_peer_skips_without_gpu(monkeypatch):
+    monkeypatch.setattr(timing, "skip_reason", lambda: "No CUDA GPU here: timing skipped.")
+    monkeypatch.setattr(timing, "SKIPPED_PEERS", [])
+    assert timing.library_peer("sum", [("cupy.sum", lambda: 1 / 0)]) is None
+    assert timing.SKIPPED_PEERS == [("sum", "No CUDA GPU here: timing skipped.")]
+
+
+def test_progress_callback_called_per_measurement(monkeypatch):
+    ticks = []
+    timing.set_progress(lambda: ticks.append(1))
+    try:
+        timing._progress_tick()
+        timing._progress_tick()
+    finally:
+        timing.set_progress(None)
+    timing._progress_tick()
+    assert ticks == [1, 1]

@@ -149,7 +149,8 @@ print(
 # ## Measure it
 #
 # Every variant is validated against NumPy on ragged shapes, then timed on square matrices next to
-# cuBLAS SGEMM (through CuPy, where installed) in FP32. The goal: the register-tiled kernel at 40%
+# cuBLAS SGEMM (through CuPy, where installed) in FP32: the ceiling, and what you would call
+# instead. The goal: the register-tiled kernel at 40%
 # of cuBLAS or better (the prefetching one gets there).
 
 # %%

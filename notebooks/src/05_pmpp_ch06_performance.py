@@ -176,8 +176,10 @@ puzzles.check("ch06_transpose_coarse", transpose_coarse)
 # %% [markdown]
 # ## Measure it
 #
-# On a GPU, the three kernels (with 32 x 32 tiles and 32 x 8 blocks for the coarsened one) move a
-# 256 MiB matrix; the device-to-device copy measured in the same run is the ceiling. A transpose
+# On a GPU, the three kernels (32 x 32 tiles; the coarsened one with 4, 8 or 16 rows per thread,
+# whichever is fastest on your GPU, shown in brackets) move a 256 MiB matrix; the device-to-device
+# copy measured in the same run is the ceiling, and CuPy's transpose copy
+# (`cp.ascontiguousarray(a.T)`) the peer: what you would call instead. A transpose
 # moves the same bytes as a copy, so it can come close to it. On a CPU machine this cell says so
 # and does nothing.
 

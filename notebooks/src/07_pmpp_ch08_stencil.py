@@ -125,8 +125,10 @@ expect_failure(OverBudget, puzzles.check, "ch08_stencil_register", ch08.stencil_
 # %% [markdown]
 # ## Measure it
 #
-# On a GPU: the four kernels on a 256 MiB grid (basic: 32 x 8 blocks; shared: 8^3; coarse and
-# register: 32 x 32 threads marching 32 planes), against a device copy of the same size measured
+# On a GPU: the four kernels on a 256 MiB grid (shared: 8^3 threads; the basic kernel's block shape,
+# and the coarse and register kernels' tile (16 or 32 threads square) and planes per block (8 to 64)
+# searched on your GPU, the winners in brackets), against a device copy of the same size and
+# `cupyx.scipy.ndimage.correlate` with the stencil as a 3 x 3 x 3 filter (the peer), both measured
 # in the same run. A seven-point stencil does 13 flops per 8 bytes it must move: memory-bound,
 # so the copy is the ceiling.
 

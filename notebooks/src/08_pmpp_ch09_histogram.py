@@ -157,8 +157,9 @@ puzzles.check("ch09_hist_unrolled", hist_unrolled)
 # ## Measure it
 #
 # On a GPU: every variant on 256 MiB of uniform random int32 values (256-thread blocks; the
-# grid-stride kernels with eight blocks per SM), against a device copy of the same size measured in
-# the same run. The minimum traffic is the data read once and the bins written once. Expect the
+# grid-stride kernels with eight blocks per SM), against a device copy of the same size and CuPy's
+# `histogram` (the peer: what you would call instead), both measured in the same run. The minimum
+# traffic is the data read once and the bins written once. Expect the
 # first two to be far behind: one global atomic per element.
 
 # %%

@@ -240,10 +240,12 @@ puzzles.check("ch11_lookback", lookback_scan)
 # ## Measure it
 #
 # On a GPU: the hierarchical scan (sections of 1024), the domino scan and the decoupled look-back
-# (512 threads, 16 elements each) scan 256 MiB of floats, after each is checked against NumPy on
+# (its block shape, 256 to 1024 threads of 8 to 24 elements, searched on your GPU and shown in
+# brackets) scan 256 MiB of floats, after each is checked against NumPy on
 # fresh data with several block shapes. The bytes counted are the minimum: the input read once and
 # the output written once. The goal for the look-back scan is 60% of the device copy measured in the
-# same run. Flags and ticket counter are zeroed by a tiny kernel before every single-pass launch:
+# same run, and to be at least as fast as CuPy's `cumsum` (the peer) in that run. Flags and ticket
+# counter are zeroed by a tiny kernel before every single-pass launch:
 # two host-issued device-to-device copies instead cost more than doubled the look-back's time on an
 # H200. On a CPU machine this cell says so and does nothing.
 

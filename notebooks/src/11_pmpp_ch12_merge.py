@@ -182,8 +182,9 @@ print(
 # On a GPU, the three merges combine two sorted arrays of 128 MiB each (tiles of 1024 elements,
 # 128 threads per block), after checking each against NumPy with several launch shapes. The bytes
 # counted are the minimum: both inputs read once, the output written once; the device copy measured
-# in the same run is the reference line. There is no goal for merge; watch how much the coalesced
-# loads are worth. On a CPU machine this cell says so and does nothing.
+# in the same run is the reference line, and the peer is what you would call instead: no library
+# merges two sorted arrays, so CuPy's `sort` of the two concatenated. There is no goal for merge;
+# watch how much the coalesced loads are worth. On a CPU machine this cell says so and does nothing.
 
 # %%
 if timing.skip_reason():

@@ -9,7 +9,7 @@ import math
 import numpy as np
 from numba import cuda, float32
 
-from helpers import timing
+from helpers import timing, tuning
 from helpers.puzzle import Budget, Case, Puzzle
 
 CHAPTER = "pmpp-03"
@@ -253,7 +253,7 @@ def benchmark(scale: float = 1.0) -> list:
     rgb = rng.random((h, w, 3), dtype=np.float32)
     img = rng.uniform(-1, 2, (h, w)).astype(np.float32)
     drgb, dimg, dout = cuda.to_device(rgb), cuda.to_device(img), cuda.device_array((h, w), np.float32)
-    for block in ((16, 16), (32, 8), (8, 32), (32, 32)):
+    for block in ((16, 16), (32, 8), (8, 32), (32, 32), (32, 4), (64, 4), (128, 2)):
         grid = _grid2d(h, w, block)
         grayscale_kernel[grid, block](dout, drgb, h, w)
         timing.validate(f"grayscale (block {block})", dout.copy_to_host(), spec_grayscale(rgb, h, w))
@@ -263,25 +263,37 @@ def benchmark(scale: float = 1.0) -> list:
     side = max(256, int(8192 * math.sqrt(scale)))  # 256 MiB gray image at scale 1
     rgb = rng.random((side, side, 3), dtype=np.float32)
     drgb, dout = cuda.to_device(rgb), cuda.device_array((side, side), np.float32)
-    block = (32, 8)
-    grid = _grid2d(side, side, block)
-    rows = [
-        timing.Measurement(
-            "grayscale",
-            timing.time_gpu(lambda: grayscale_kernel[grid, block](dout, drgb, side, side)),
-            bytes=16 * side * side,
-        )
-    ]
     img = rgb[..., 0].copy()
     dimg = cuda.to_device(img)
-    rows.append(
-        timing.Measurement(
-            "blur 3x3",
-            timing.time_gpu(lambda: blur_kernel[grid, block](dout, dimg, side, side)),
-            bytes=8 * side * side,
+    gray = spec_grayscale(rgb, side, side)
+    blocks = {f"{bx}x{by}": (bx, by) for bx, by in ((32, 8), (32, 4), (64, 4), (16, 16), (128, 2))}
+    rows = []
+    for name, kernel, args, nbytes in (
+        ("grayscale", grayscale_kernel, (dout, drgb, side, side), 16 * side * side),
+        ("blur 3x3", blur_kernel, (dout, dimg, side, side), 8 * side * side),
+    ):
+        # the block shape, tuned on this GPU (cached per device)
+        choice, seconds = tuning.tuned_time(
+            f"ch03 {name}",
+            blocks,
+            lambda block, k=kernel, a=args: timing.time_gpu(lambda: k[_grid2d(side, side, block), block](*a)),
         )
+        rows.append(timing.Measurement(name, seconds, bytes=nbytes, config=f"block {choice.label}"))
+        kernel[_grid2d(side, side, choice.config), choice.config](*args)
+        want = spec_blur(img, side, side) if name.startswith("blur") else gray
+        timing.validate(name, dout.copy_to_host(), want)
+    dw = cuda.to_device(np.array([0.21, 0.72, 0.07], np.float32))
+    peer = timing.library_peer(
+        "grayscale",
+        [
+            timing.via("cupy", "cupy matmul (rgb @ weights)", _peer_gray, drgb, dw),
+            timing.via("torch", "torch matmul (rgb @ weights)", _peer_gray, drgb, dw),
+        ],
+        bytes=16 * side * side,
+        check=lambda got: timing.validate("grayscale peer", got, gray, rtol=1e-4),
     )
-    timing.validate("blur 3x3", dout.copy_to_host(), spec_blur(img, side, side))
+    if peer is not None:
+        rows.append(peer)
     rows.append(timing.copy_ceiling(4 * side * side))
     rows.extend(_matmul_rows(rng, scale))
     return rows
@@ -313,5 +325,11 @@ def _matmul_rows(rng, scale):
     out = [timing.Measurement(f"naive matmul {size}", seconds, bytes=3 * 4 * size * size, flops=2 * size**3)]
     ceiling = timing.sgemm_ceiling(size)
     if ceiling is not None:
+        ceiling.peer = True  # cuBLAS is what a user calls instead, and the ceiling at once
         out.append(ceiling)
     return out
+
+
+def _peer_gray(xp, rgb, weights):
+    """What a user would write instead: one matrix-vector product over the colour axis."""
+    return rgb @ weights

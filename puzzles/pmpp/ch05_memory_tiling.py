@@ -511,5 +511,23 @@ def benchmark(scale: float = 1.0) -> list:
     timing.validate(f"{BEST} ({size}^3, 8 rows)", got[pick], expected, rtol=1e-3, atol=1e-3 * math.sqrt(size))
     ceiling = timing.sgemm_ceiling(size)
     if ceiling is not None:
+        ceiling.peer = True  # cuBLAS through cupy.matmul: the ceiling and what a user calls instead
         rows_out.append(ceiling)
+    else:  # no CuPy: PyTorch's matmul is the same cuBLAS SGEMM (a peer, not judged as the ceiling)
+        peer = timing.library_peer(
+            "SGEMM",
+            [timing.via("torch", "torch.matmul (cuBLAS SGEMM)", _peer_matmul, dm, dn)],
+            bytes=3 * 4 * size * size,
+            flops=2 * size**3,
+            check=lambda got: timing.validate(
+                "SGEMM peer", got[pick], expected, rtol=1e-3, atol=1e-3 * math.sqrt(size)
+            ),
+        )
+        if peer is not None:
+            rows_out.append(peer)
     return rows_out
+
+
+def _peer_matmul(xp, m, n):
+    """What a user would call instead: the library's matrix product (cuBLAS on a GPU)."""
+    return xp.matmul(m, n)

@@ -17,7 +17,7 @@ import math
 import numpy as np
 from numba import cuda, float32
 
-from helpers import timing
+from helpers import timing, tuning
 from helpers.puzzle import Budget, Case, Puzzle
 from helpers.timing import specialize
 
@@ -242,17 +242,48 @@ def benchmark(scale: float = 1.0):
     reason = timing.skip_reason()
     if reason:
         raise RuntimeError(reason)
-    validate_variants()
+    coarse_grid = {f"TILE {t}, ROWS {r}": (t, r) for t, r in ((32, 4), (32, 8), (32, 16))}
+    validate_variants(configs=(*coarse_grid.values(), (16, 4)))
     h = max(64, int(8192 * math.sqrt(scale)))
     w = h + 64  # not square, still a multiple of the tile
-    a = cuda.to_device(np.random.default_rng(2).standard_normal((h, w)).astype(np.float32))
+    host = np.random.default_rng(2).standard_normal((h, w)).astype(np.float32)
+    a = cuda.to_device(host)
     out = cuda.device_array((w, h), np.float32)
     rows = [
         timing.Measurement(name, timing.time_gpu(lambda launch=launch: launch(out, a)), bytes=2 * h * w * 4)
         for name, launch in variants().items()
+        if name != "ch06_transpose_coarse"
     ]
+
+    # the coarsened kernel's rows per thread, tuned on this GPU (cached per device)
+    def time_coarse(cfg):
+        launch = variants(*cfg)["ch06_transpose_coarse"]
+        return timing.time_gpu(lambda: launch(out, a))
+
+    choice, seconds = tuning.tuned_time("ch06_transpose_coarse", coarse_grid, time_coarse)
+    rows.append(
+        timing.Measurement("ch06_transpose_coarse", seconds, bytes=2 * h * w * 4, config=choice.label)
+    )
     rows.append(timing.copy_ceiling(h * w * 4))
+    peer = timing.library_peer(
+        "transpose",
+        [
+            timing.via("cupy", "cupy transpose copy", _peer_transpose, a),
+            timing.via("torch", "torch transpose copy", _peer_transpose, a),
+        ],
+        bytes=2 * h * w * 4,
+        check=lambda got: timing.validate("transpose peer", got, host.T, rtol=0, atol=0),
+    )
+    if peer is not None:
+        rows.append(peer)
     return rows
+
+
+def _peer_transpose(xp, a):
+    """What a user would call instead: a contiguous copy of the transposed view."""
+    if hasattr(xp, "ascontiguousarray"):  # CuPy, NumPy
+        return xp.ascontiguousarray(a.T)
+    return a.t().contiguous()  # PyTorch
 
 
 GOAL = None  # chapter 6 has no goal of its own: the point is the ratio naive : tiled : coarse

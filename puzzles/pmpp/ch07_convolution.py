@@ -18,7 +18,7 @@ import math
 import numpy as np
 from numba import cuda, float32
 
-from helpers import timing
+from helpers import timing, tuning
 from helpers.puzzle import Budget, Case, Puzzle
 from helpers.timing import specialize
 
@@ -388,13 +388,13 @@ PUZZLES = [
 
 GPU_TILE = 32
 GPU_ROWS = 16
+GPU_BLOCK = (32, 8)
 
 
 def variants():
     """name -> launch(out, a, f): the four kernels with GPU tile sizes."""
     tiled_in = specialize(conv2d_tiled_in, IN_TILE=GPU_TILE, OUT_TILE=GPU_TILE - 2 * R)
     cached = specialize(conv2d_tiled_cached, TILE=GPU_TILE)
-    register = specialize(conv2d_register, ROWS=GPU_ROWS)
 
     def flat(kernel, with_f):
         def launch(out, a, f):
@@ -416,17 +416,34 @@ def variants():
         h, w = a.shape
         cached[(math.ceil(w / GPU_TILE), math.ceil(h / GPU_TILE)), (GPU_TILE, GPU_TILE)](out, a, h, w)
 
-    def launch_register(out, a, f):
-        h, w = a.shape
-        register[(math.ceil(w / 32), math.ceil(h / (8 * GPU_ROWS))), (32, 8)](out, a, h, w)
-
     return {
         "ch07_conv2d_basic": flat(conv2d_basic, True),
         "ch07_conv2d_const": flat(conv2d_const, False),
         "ch07_conv2d_tiled_in": launch_in,
         "ch07_conv2d_tiled_cached": launch_cached,
-        "ch07_conv2d_register": launch_register,
+        "ch07_conv2d_register": register_launcher(GPU_ROWS, GPU_BLOCK),
     }
+
+
+def register_launcher(rows, block):
+    """launch(out, a, f) for the register-window kernel: `rows` outputs per thread, `block` threads."""
+    kernel = specialize(conv2d_register, ROWS=rows)
+    bx, by = block
+
+    def launch(out, a, f):
+        h, w = a.shape
+        kernel[(math.ceil(w / bx), math.ceil(h / (by * rows))), block](out, a, h, w)
+
+    return launch
+
+
+TUNE_CHECK_SHAPE = (517, 1031)  # every candidate of the search is validated on an image this size
+# the register kernel's knobs, searched on the GPU at hand: outputs per thread x block shape
+REGISTER_GRID = {
+    f"ROWS {rows}, block {bx}x{by}": (rows, (bx, by))
+    for rows in (4, 8, 16, 32)
+    for bx, by in ((32, 8), (32, 4), (64, 4))
+}
 
 
 def validate_variants(shapes=((1000, 1333), (45, 37)), seed=1):
@@ -448,6 +465,15 @@ def benchmark(scale: float = 1.0):
     if reason:
         raise RuntimeError(reason)
     validate_variants()
+    # every candidate of the search validated before any is timed
+    small = np.random.default_rng(3).standard_normal(TUNE_CHECK_SHAPE).astype(np.float32)
+    want = conv2d(small, FILTER)
+    d_small, d_f = cuda.to_device(small), cuda.to_device(FILTER)
+    d_out = cuda.device_array(small.shape, np.float32)
+    launchers = {cfg: register_launcher(*cfg) for cfg in REGISTER_GRID.values()}
+    for label, cfg in REGISTER_GRID.items():
+        launchers[cfg](d_out, d_small, d_f)
+        timing.validate(f"ch07_conv2d_register ({label})", d_out.copy_to_host(), want, rtol=1e-4, atol=1e-4)
     h = max(64, int(8192 * math.sqrt(scale)))
     w = h + 96
     a = cuda.to_device(np.random.default_rng(2).standard_normal((h, w)).astype(np.float32))
@@ -458,9 +484,43 @@ def benchmark(scale: float = 1.0):
             name, timing.time_gpu(lambda launch=launch: launch(out, a, f)), bytes=2 * h * w * 4
         )
         for name, launch in variants().items()
+        if name != "ch07_conv2d_register"
     ]
+
+    def time_register(cfg):
+        launch = launchers[cfg]
+        return timing.time_gpu(lambda: launch(out, a, f))
+
+    choice, seconds = tuning.tuned_time("ch07_conv2d_register", REGISTER_GRID, time_register)
+    rows.append(timing.Measurement("ch07_conv2d_register", seconds, bytes=2 * h * w * 4, config=choice.label))
     rows.append(timing.copy_ceiling(h * w * 4))
+    launchers[choice.config](out, a, f)
+    ours = out.copy_to_host()  # validated kernel's answer: the peer must agree with it
+    peer = timing.library_peer(
+        "2-D convolution",
+        [
+            timing.via("cupy", "cupyx.scipy.ndimage.correlate", _peer_cupy_correlate, a, f),
+            timing.via("torch", "torch conv2d", _peer_torch_conv2d, a, f),
+        ],
+        bytes=2 * h * w * 4,
+        check=lambda got: timing.validate("2-D convolution peer", got, ours, rtol=1e-4, atol=1e-4),
+    )
+    if peer is not None:
+        rows.append(peer)
     return rows
+
+
+def _peer_cupy_correlate(cp, a, f):
+    """What a user would call instead: zero-padded correlation (PMPP's "convolution" flips no filter)."""
+    from cupyx.scipy import ndimage
+
+    return ndimage.correlate(a, f, mode="constant", cval=0.0)
+
+
+def _peer_torch_conv2d(torch, a, f):
+    """PyTorch's conv2d is a correlation too; padding R = zero ghost cells around the image."""
+    torch.backends.cudnn.allow_tf32 = False  # FP32 like the kernels (cuDNN defaults to TF32)
+    return torch.nn.functional.conv2d(a[None, None], f[None, None], padding=R)[0, 0]
 
 
 GOAL = {"ceiling": "copy", "fraction": 0.8, "best": "ch07_conv2d_register"}

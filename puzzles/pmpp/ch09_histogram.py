@@ -490,7 +490,8 @@ def benchmark(scale: float = 1.0):
         raise RuntimeError(reason)
     validate_variants()
     n = max(1 << 16, int((256 << 20) // 4 * scale)) + 3
-    data = cuda.to_device(np.random.default_rng(2).integers(0, MAX_VALUE, n).astype(np.int32))
+    host = np.random.default_rng(2).integers(0, MAX_VALUE, n).astype(np.int32)
+    data = cuda.to_device(host)
     hist = cuda.device_array(NUM_BINS, np.int32)
     priv = cuda.to_device(np.zeros((math.ceil(n / GPU_BLOCK), NUM_BINS), np.int32))
     rows = []
@@ -500,7 +501,28 @@ def benchmark(scale: float = 1.0):
         seconds = timing.time_gpu(lambda launch=launch: launch(hist, priv, data), **reps)
         rows.append(timing.Measurement(name, seconds, bytes=n * 4 + NUM_BINS * 4))
     rows.append(timing.copy_ceiling(n * 4))
+    want = histogram(host)
+    peer = timing.library_peer(
+        "histogram",
+        [
+            timing.via("cupy", "cupy.histogram", _peer_cupy_histogram, data),
+            timing.via("torch", "torch.bincount", _peer_torch_bincount, data),
+        ],
+        bytes=n * 4 + NUM_BINS * 4,
+        check=lambda got: timing.validate("histogram peer", got, want, rtol=0, atol=0),
+    )
+    if peer is not None:
+        rows.append(peer)
     return rows
+
+
+def _peer_cupy_histogram(cp, data):
+    """What a user would call instead: NUM_BINS equal bins over [0, MAX_VALUE), as the kernels count."""
+    return cp.histogram(data, bins=NUM_BINS, range=(0, MAX_VALUE))[0]
+
+
+def _peer_torch_bincount(torch, data):
+    return torch.bincount(data // BIN_WIDTH, minlength=NUM_BINS)
 
 
 GOAL = {"ceiling": "copy", "fraction": 0.6, "best": "ch09_hist_unrolled"}

@@ -667,7 +667,10 @@ running total is there), so no block waits on a whole chain of predecessors.""",
 
 # ------------------------------------------------------------------ GPU benchmark
 
-GOAL = {"ceiling": "copy", "fraction": 0.6, "best": "ch11_lookback"}
+# "peer": 1.0 -- the look-back scan must also be at least as fast as the library's cumsum in the same run
+GOAL = {"ceiling": "copy", "fraction": 0.6, "best": "ch11_lookback", "peer": 1.0}
+# the look-back scan's block shapes searched on the GPU at hand: (threads, items per thread)
+LOOKBACK_GRID = ((512, 16), (384, 16), (768, 16), (512, 24), (256, 16), (1024, 8))
 
 
 def _bench_data(rng, n):
@@ -703,7 +706,7 @@ def _single_pass(kernel, section, tpb, out, a, two_sums=False):
 
 def benchmark(scale: float = 1.0):
     """Validate, then time, the full-length scans. Bytes: input read once, output written once."""
-    from helpers import timing
+    from helpers import timing, tuning
     from helpers.timing import specialize
 
     rng = np.random.default_rng(11)
@@ -712,7 +715,7 @@ def benchmark(scale: float = 1.0):
     domino = specialize(domino_scan, TPB=1024)
     lookback = {
         (tpb, items): specialize(lookback_scan, ITEMS=items, LB_TPB=tpb, LB_TILE=tpb * items)
-        for tpb, items in [(512, 16), (384, 16), (768, 16), (512, 24)]
+        for tpb, items in LOOKBACK_GRID
     }
 
     # validation on fresh data, odd sizes, several block shapes, before any timing
@@ -754,15 +757,37 @@ def benchmark(scale: float = 1.0):
     seconds = timing.time_gpu(lambda: plan(d_a))
     rows.append(timing.Measurement("ch11_hierarchical", seconds, bytes=nbytes))
     # the reset kernel (flags and counter, a few KiB) is part of every single-pass launch
-    runs = [("ch11_domino", domino, 1024, 1024, 5)]
-    runs += [("ch11_lookback", kern, tpb * items, tpb, 30) for (tpb, items), kern in lookback.items()]
-    best = {}
-    for name, kern, section, tpb, reps in runs:
-        launch = _single_pass(kern, section, tpb, out, d_a, two_sums=name == "ch11_lookback")
+    launch = _single_pass(domino, 1024, 1024, out, d_a)
+    launch()
+    timing.validate("ch11_domino", out.copy_to_host(), expected, rtol=0, atol=0)
+    rows.append(timing.Measurement("ch11_domino", timing.time_gpu(launch, reps=5), bytes=nbytes))
+    grid = {}
+    for (tpb, items), kern in lookback.items():
+        launch = _single_pass(kern, tpb * items, tpb, out, d_a, two_sums=True)
         launch()
-        timing.validate(f"{name} ({tpb} threads)", out.copy_to_host(), expected, rtol=0, atol=0)
-        seconds = timing.time_gpu(launch, reps=reps)
-        best[name] = min(seconds, best.get(name, seconds))
-    # one row per variant: its best block shape
-    rows += [timing.Measurement(name, s, bytes=nbytes) for name, s in best.items()]
+        timing.validate(
+            f"ch11_lookback ({tpb} threads x {items})", out.copy_to_host(), expected, rtol=0, atol=0
+        )
+        grid[f"{tpb} threads x {items} items"] = launch
+    # block shape searched on the GPU at hand, the winner cached per device
+    choice, seconds = tuning.tuned_time(
+        "ch11_lookback", grid, lambda launch: timing.time_gpu(launch, reps=30)
+    )
+    rows.append(timing.Measurement("ch11_lookback", seconds, bytes=nbytes, config=choice.label))
+    peer = timing.library_peer(
+        "scan",
+        [
+            timing.via("cupy", "cupy.cumsum", _peer_cumsum, d_a),
+            timing.via("torch", "torch.cumsum", _peer_cumsum, d_a),
+        ],
+        bytes=nbytes,
+        check=lambda got: timing.validate("scan peer", got, expected, rtol=0, atol=0),
+    )
+    if peer is not None:
+        rows.append(peer)
     return rows
+
+
+def _peer_cumsum(xp, a):
+    """What a user would call instead: the library's inclusive scan."""
+    return xp.cumsum(a, 0)

@@ -473,4 +473,22 @@ def benchmark(scale: float = 1.0):
         timing.validate(name, c.copy_to_host(), expected, rtol=0, atol=0)
         seconds = timing.time_gpu(lambda k=kern, g=blocks, t=tpb: k[g, t](c, da, db, m, n), reps=10)
         rows.append(timing.Measurement(name, seconds, bytes=nbytes))
+    peer = timing.library_peer(
+        "merge",
+        [
+            timing.via("cupy", "cupy.sort of the concatenation", _peer_merge, da, db),
+            timing.via("torch", "torch.sort of the concatenation", _peer_merge, da, db),
+        ],
+        bytes=nbytes,
+        check=lambda got: timing.validate("merge peer", got, expected, rtol=0, atol=0),
+    )
+    if peer is not None:
+        rows.append(peer)
     return rows
+
+
+def _peer_merge(xp, a, b):
+    """What a user would call instead: no library merges two sorted arrays, so sort them together."""
+    if hasattr(xp, "concatenate"):  # CuPy, NumPy
+        return xp.sort(xp.concatenate((a, b)))
+    return xp.sort(xp.cat((a, b))).values  # PyTorch

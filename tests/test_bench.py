@@ -1,0 +1,166 @@
+"""python -m puzzles.bench on fake measurements: progress on stderr, the goals table with the peer
+beside the ceiling, and the JSON file's shape (device, versions, every row, tuned configurations,
+verdicts). The chapters and the device are fakes; nothing here needs a GPU."""
+
+import json
+import types
+
+import pytest
+
+from helpers import timing, tuning
+from helpers.timing import Measurement
+from puzzles import bench
+
+
+def fake_chapters(tmp_path):
+    def bench_a(scale=1.0):
+        # a tuned knob: the fake timer makes 512 threads the winner
+        choice = tuning.tune(
+            "cha_kernel",
+            {"256 threads": 256, "512 threads": 512},
+            lambda tpb: timing.time_gpu(lambda: None) * (0.5 if tpb == 512 else 1.0),
+            device="Fake GPU",
+            path=tmp_path / "tuning.json",
+        )
+        return [
+            Measurement("device copy (ceiling)", 1e-3, bytes=4 * 10**9, ceiling=True),  # 4000 GB/s
+            Measurement("cha_kernel", 1e-3, bytes=3 * 10**9, config=choice.label),  # 3000 GB/s
+            Measurement("cupy.thing (peer)", 1e-3, bytes=2 * 10**9, peer=True),  # 2000 GB/s
+        ]
+
+    def bench_b(scale=1.0):
+        timing.time_gpu(lambda: None)
+        return [
+            Measurement("cuBLAS SGEMM (ceiling)", 1.0, flops=50 * 10**12, ceiling=True, peer=True),
+            Measurement("chb_matmul", 1.0, flops=10 * 10**12, bytes=10**9),
+        ]
+
+    def bench_c(scale=1.0):
+        raise AssertionError("chc_kernel: 3 of 100 elements wrong")
+
+    a = types.SimpleNamespace(
+        __name__="puzzles.pmpp.cha_x",
+        benchmark=bench_a,
+        GOAL={"ceiling": "copy", "fraction": 0.7, "best": "cha_kernel", "peer": 1.0},
+    )
+    b = types.SimpleNamespace(
+        __name__="puzzles.pmpp.chb_y",
+        benchmark=bench_b,
+        GOAL={"ceiling": "sgemm", "fraction": 0.4, "best": "chb_matmul"},
+    )
+    c = types.SimpleNamespace(__name__="puzzles.pmpp.chc_z", benchmark=bench_c, GOAL=None)
+    return [("cha", a), ("chb", b), ("chc", c)]
+
+
+@pytest.fixture
+def fake_gpu(tmp_path, monkeypatch):
+    monkeypatch.setattr(timing, "skip_reason", lambda: None)
+
+    def time_gpu(fn, **kw):
+        fn()
+        timing._progress_tick()
+        return 1e-3
+
+    monkeypatch.setattr(timing, "time_gpu", time_gpu)
+    monkeypatch.setattr(timing, "SKIPPED_PEERS", [("chb peer", "cupy not installed")])
+    monkeypatch.setattr(tuning, "CHOSEN", {})
+    monkeypatch.setattr(
+        bench,
+        "device_info",
+        lambda: {
+            "name": "Fake GPU",
+            "compute_capability": "9.0",
+            "multiprocessors": 132,
+            "driver": "12.8",
+            "runtime": "12.6",
+        },
+    )
+    monkeypatch.setattr(bench, "chapter_modules", lambda only=(): fake_chapters(tmp_path))
+    return tmp_path
+
+
+def test_json_shape_and_goals_table(fake_gpu, capsys):
+    path = fake_gpu / "out.json"
+    assert bench.main(["--json", str(path)]) == 1  # chc failed validation
+    out, err = capsys.readouterr()
+
+    # progress on stderr: a bar per chapter, a dot per timed measurement
+    assert "[" in err and "3/3" in err and "VALIDATION FAILED" in err
+    assert err.count(".") >= 3
+    # goals table: the peer beside the ceiling
+    table = out[out.index("== goals on Fake GPU ==") :].splitlines()
+    header = table[1]
+    assert header.split()[:2] == ["chapter", "best"] and "peer" in header and "vs peer" in header
+    cha = next(line for line in table if line.startswith("cha "))
+    assert "75.0%" in cha and "150%" in cha and cha.rstrip().endswith("yes")
+    chb = next(line for line in table if line.startswith("chb "))
+    assert "20.0%" in chb and chb.rstrip().endswith("NO")
+    assert "tuned cha_kernel: 512 threads" in out
+
+    data = json.loads(path.read_text())
+    assert data["schema"] == 1 and data["command"].endswith(f"--json {path}")
+    assert data["device"] == {
+        "name": "Fake GPU",
+        "compute_capability": "9.0",
+        "multiprocessors": 132,
+        "driver": "12.8",
+        "runtime": "12.6",
+    }
+    assert set(data["packages"]) == {"numba", "numba-cuda", "numpy", "cupy", "torch"}
+    assert data["packages"]["numpy"]  # installed here, so a version string
+    assert set(data["chapters"]) == {"cha", "chb", "chc"}
+    cha_rows = {r["name"]: r for r in data["chapters"]["cha"]["rows"]}
+    kernel = cha_rows["cha_kernel"]
+    assert kernel["seconds"] == 1e-3 and kernel["gbps"] == pytest.approx(3000) and kernel["gflops"] is None
+    assert kernel["fraction_of_ceiling"] == pytest.approx(0.75)
+    assert kernel["fraction_of_peer"] == pytest.approx(1.5)
+    assert kernel["config"] == "512 threads" and not kernel["peer"] and not kernel["ceiling"]
+    assert cha_rows["cupy.thing (peer)"]["peer"] is True
+    assert data["chapters"]["cha"]["ceilings"] == ["device copy (ceiling)"]
+    assert data["chapters"]["cha"]["peers"] == ["cupy.thing (peer)"]
+    chb_rows = {r["name"]: r for r in data["chapters"]["chb"]["rows"]}
+    assert chb_rows["chb_matmul"]["gflops"] == pytest.approx(10_000)
+    assert chb_rows["chb_matmul"]["fraction_of_ceiling"] == pytest.approx(0.2)
+    assert data["chapters"]["chb"]["peers"] == ["cuBLAS SGEMM (ceiling)"]
+    assert "rows" not in data["chapters"]["chc"]
+    assert data["chapters"]["chc"]["error"].startswith("validation failed: chc_kernel")
+
+    goals = {g["chapter"]: g for g in data["goals"]}
+    assert set(goals["cha"]) == set(bench.GOAL_HEADER)
+    assert goals["cha"]["met?"] == "yes" and goals["cha"]["vs peer"] == "150%"
+    assert goals["chb"]["met?"] == "NO" and goals["chc"]["met?"] == "NO"
+
+    tuned = data["tuning"]["cha_kernel"]
+    assert tuned["label"] == "512 threads" and tuned["config"] == 512 and tuned["device"] == "Fake GPU"
+    assert tuned["cached"] is False and set(tuned["timings"]) == {"256 threads", "512 threads"}
+    assert data["skipped_peers"] == [{"peer": "chb peer", "why": "cupy not installed"}]
+
+
+def test_second_run_reads_the_tuning_cache(fake_gpu, capsys):
+    bench.main(["--json", str(fake_gpu / "1.json")])
+    bench.main(["--json", str(fake_gpu / "2.json")])
+    capsys.readouterr()
+    first = json.loads((fake_gpu / "1.json").read_text())["tuning"]["cha_kernel"]
+    second = json.loads((fake_gpu / "2.json").read_text())["tuning"]["cha_kernel"]
+    assert (first["cached"], second["cached"]) == (False, True)
+    assert second["label"] == first["label"] == "512 threads"
+
+
+def test_peer_goal_missed_or_unmeasured():
+    rows = [
+        Measurement("copy", 1.0, bytes=1000, ceiling=True),
+        Measurement("k", 1.0, bytes=900),
+        Measurement("lib (peer)", 1.0, bytes=1000, peer=True),
+    ]
+    module = types.SimpleNamespace(GOAL={"ceiling": "copy", "fraction": 0.8, "best": "k", "peer": 1.0})
+    row = bench.goal_row("chx", module, rows)
+    assert row[4] == "90.0%" and row[6] == "90%" and row[-1] == "NO"  # ceiling met, peer not
+    row = bench.goal_row("chx", module, rows[:2])
+    assert row[5] == "-" and row[-1] == "?"  # the peer goal cannot be judged without the peer
+    old = types.SimpleNamespace(GOAL={"ceiling": "copy", "fraction": 0.8, "best": "k"})
+    assert bench.goal_row("chx", old, rows[:2])[-1] == "yes"  # old GOALs (no peer key) still judged
+
+
+def test_default_json_path_names_device():
+    path = bench.default_json_path("NVIDIA H100 80GB HBM3")
+    assert path.startswith("bench-nvidia-h100-80gb-hbm3-") and path.endswith(".json")

@@ -1,0 +1,139 @@
+"""Wrong order and wrong environment: each gets one plain message naming the fix (no GPU needed)."""
+
+import subprocess
+import sys
+import types
+import warnings
+
+import pytest
+
+from helpers import environment as env
+
+
+@pytest.fixture
+def fresh(monkeypatch):
+    monkeypatch.setattr(env, "_setup_ran", False)
+    return env
+
+
+def in_notebook(monkeypatch):
+    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: object()))
+
+
+def test_check_before_setup_in_a_notebook_names_the_setup_cell(fresh, monkeypatch):
+    in_notebook(monkeypatch)
+    with pytest.raises(env.EnvironmentProblem, match="first code cell \\(the setup cell\\) first"):
+        env.require_setup()
+    env.prepare(install=False)
+    env.require_setup()  # after the setup cell: silent
+
+
+def test_outside_a_notebook_no_setup_cell_is_needed(fresh, monkeypatch):
+    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: None))
+    env.require_setup()
+
+
+def test_launch_before_setup_without_gpu_names_the_setup_cell(fresh, monkeypatch):
+    in_notebook(monkeypatch)
+    CudaSupportError = type("CudaSupportError", (ImportError,), {})
+    assert env.explain(CudaSupportError("Error at driver init: no driver")) == env.SETUP_FIRST
+    env.prepare(install=False)
+    assert env.explain(CudaSupportError("Error at driver init: no driver")) == env.NO_GPU
+
+
+def test_missing_numba_cuda(fresh, monkeypatch, capsys):
+    monkeypatch.setattr(env, "has_numba_cuda", lambda: False)
+    assert env.prepare(install=False) == [env.NUMBA_CUDA_MISSING]
+    assert "numba-cuda is not installed" in capsys.readouterr().out
+    err = ModuleNotFoundError("No module named 'numba_cuda'", name="numba_cuda")
+    with pytest.raises(env.EnvironmentProblem, match="pip install -r requirements-runtime.txt") as e:
+        env.reraise(err)
+    assert e.value.__cause__ is err
+
+
+def test_missing_nvvm():
+    for text in (
+        "libNVVM cannot be found. Please install the cuda-toolkit",
+        'Failure finding "libnvrtc.so": No such file: libnvrtc.so*',
+    ):
+        assert env.explain(RuntimeError(text)) == env.NVVM_MISSING
+
+
+def test_driver_older_than_ptx(monkeypatch):
+    monkeypatch.setattr(env, "_driver_cuda", lambda: (12, 2))
+    CudaAPIError = type("CudaAPIError", (Exception,), {})
+    err = CudaAPIError(222, "Call to cuModuleLoadDataEx results in CUDA_ERROR_UNSUPPORTED_PTX_VERSION")
+    err.code = 222
+    msg = env.explain(err)
+    assert "driver is older" in msg and "supports CUDA 12.2" in msg
+    assert "nvidia-cuda-nvcc-cu12==12.2.*" in msg
+
+
+def test_no_gpu_when_gpu_asked(fresh, monkeypatch):
+    from helpers import engine
+
+    monkeypatch.setattr(engine.STATE, "gpu", False)
+    with pytest.raises(RuntimeError, match="no CUDA GPU"):
+        engine.use("gpu")
+    monkeypatch.setattr(env, "_setup_ran", True)
+    assert "Change runtime type > T4 GPU" in env.explain(type("CudaSupportError", (Exception,), {})("x"))
+
+
+def test_unrelated_errors_pass_through():
+    err = ValueError("index 7 out of range")
+    assert env.explain(err) is None
+    with pytest.raises(ValueError):
+        env.reraise(err)
+
+
+def test_colab_cpu_installs_the_compile_set_without_restart(fresh, monkeypatch):
+    calls = []
+    monkeypatch.setattr(env, "has_numba_cuda", lambda: bool(calls))
+    monkeypatch.delitem(sys.modules, "numba.cuda", raising=False)
+
+    def fake_pip(cmd, **kw):
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+
+    assert env.prepare(install=True, run=fake_pip) == []
+    (cmd,) = calls
+    assert cmd[1:5] == ["-m", "pip", "install", "--quiet"] and "--no-deps" in cmd
+    assert {"numba-cuda==0.22.2", "nvidia-cuda-nvcc-cu12==12.8.93", "nvidia-cuda-nvrtc-cu12==12.8.93"} <= set(
+        cmd
+    )
+
+
+def test_colab_cpu_with_cuda_target_already_imported_says_restart(fresh, monkeypatch):
+    monkeypatch.setattr(env, "has_numba_cuda", lambda: False)
+    monkeypatch.setitem(sys.modules, "numba.cuda", types.ModuleType("numba.cuda"))
+    assert env.prepare(install=True, run=None) == [env.NEEDS_RESTART]
+
+
+def test_colab_cpu_install_failure_is_one_paragraph(fresh, monkeypatch):
+    monkeypatch.setattr(env, "has_numba_cuda", lambda: False)
+    monkeypatch.delitem(sys.modules, "numba.cuda", raising=False)
+    fail = lambda cmd, **kw: subprocess.CompletedProcess(cmd, 1, "", "ERROR: No matching distribution")  # noqa: E731
+    (note,) = env.prepare(install=True, run=fail)
+    assert "No matching distribution" in note and "simulator" in note
+
+
+def test_host_array_warning_is_silenced_only_inside():
+    text = "Host array used in CUDA kernel will incur copy overhead to/from device."
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        with env.quiet_host_arrays():
+            warnings.warn(text, stacklevel=1)
+        warnings.warn(text, stacklevel=1)
+    assert [str(w.message) for w in got] == [text]
+
+
+def test_banner_survives_missing_numba_cuda(monkeypatch):
+    import importlib.metadata as md
+
+    real = md.version
+    monkeypatch.setattr(
+        md,
+        "version",
+        lambda d: (_ for _ in ()).throw(md.PackageNotFoundError(d)) if d == "numba-cuda" else real(d),
+    )
+    assert "numba-cuda missing" in env.versions()
