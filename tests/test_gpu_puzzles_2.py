@@ -40,14 +40,15 @@ def test_cases_are_random_and_vary(name):
     p = puzzles.get(name)
     a, b = p.cases(np.random.default_rng(0)), p.cases(np.random.default_rng(1))
     assert len(a) >= 5
-    first = [v for k, v in a[0].args.items() if isinstance(v, np.ndarray) and k not in p.outputs][0]
-    again = [v for k, v in b[0].args.items() if isinstance(v, np.ndarray) and k not in p.outputs][0]
+    inputs = [k for k in p.signature if k not in p.outputs and k not in p.scratch]
+    first = [a[0].args[k] for k in inputs if isinstance(a[0].args[k], np.ndarray)][0]
+    again = [b[0].args[k] for k in inputs if isinstance(b[0].args[k], np.ndarray)][0]
     assert not np.array_equal(first, again)
     shapes = {
         tuple(np.shape(v))
         for c in a
         for k, v in c.args.items()
-        if isinstance(v, np.ndarray) and k not in p.outputs
+        if isinstance(v, np.ndarray) and k not in p.outputs and k not in p.scratch
     }
     assert len(shapes) >= 3
 
