@@ -220,10 +220,10 @@ def check(puzzle: Puzzle, kernel: Callable, *, seed: int | None = None, gpu: boo
         for k, case in enumerate(cases):
             runs.append(_sim_case(puzzle, kernel, case, k, seed, ctx, maxima))
     except PuzzleFailure as failure:
-        if _is_stub(kernel) and not isinstance(failure, NotSolvedYet):
+        if not isinstance(failure, NotSolvedYet) and _is_stub(kernel, puzzle):
             stub = NotSolvedYet(
-                f"Puzzle `{puzzle.name}`: not solved yet. `{name}` still has its "
-                "`# FILL ME IN` line; fill in the kernel and run this cell again.\n"
+                f"Puzzle `{puzzle.name}`: not solved yet. `{name}` is still the stub; fill in the "
+                "kernel where it says `# FILL ME IN` and run this cell again.\n"
                 f"(What the checker saw so far: {type(failure).__name__}.)"
             )
             stub.run = failure.run
@@ -264,11 +264,38 @@ class _Context:
         )
 
 
-def _is_stub(kernel) -> bool:
+def _body(source: str) -> list[str] | None:
+    """The statements of the first function in `source`, comments, docstrings and `pass` left out."""
+    import ast
+    import textwrap
+
     try:
-        return "# FILL ME IN" in inspect.getsource(py_func(kernel))
+        tree = ast.parse(textwrap.dedent(source))
+    except SyntaxError:
+        return None
+    fn = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if fn is None:
+        return None
+    return [
+        ast.dump(stmt)
+        for stmt in fn.body
+        if not isinstance(stmt, ast.Pass)
+        and not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))
+    ]
+
+
+def _is_stub(kernel, puzzle: Puzzle) -> bool:
+    """Judged by what the kernel does, not by its comments: True only when its body is still the
+    puzzle's stub (a `# FILL ME IN` line kept above real code does not count)."""
+    try:
+        mine = _body(inspect.getsource(py_func(kernel)))
     except (OSError, TypeError):
         return False
+    try:
+        stub = _body(puzzle.stub)
+    except (OSError, TypeError):
+        return False
+    return mine is not None and mine == stub
 
 
 def _ptx(puzzle, kernel, case, ctx):
