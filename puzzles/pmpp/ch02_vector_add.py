@@ -90,6 +90,9 @@ def cases_grid_stride(rng):
     ]
 
 
+COALESCED = 0.5  # a grid-stride loop is ~100%; a contiguous chunk per thread 20% or less
+
+
 def _per_thread(case, per_element):
     threads = case.grid * case.block
     return per_element * math.ceil(case.args["n"] / threads)
@@ -114,12 +117,15 @@ Budget per thread: 2 global reads, 1 global write.""",
     Puzzle(
         name="ch02_vecadd_grid_stride",
         title="PMPP 2: Vector addition with a grid-stride loop",
-        statement="""\
+        statement=f"""\
 Same sum, but the launch has **fewer threads than elements**: the grid is sized to the machine, not
 to the data. Thread `i` handles `i`, then `i + stride`, `i + 2*stride`, ... while the index is below
 `n`, where `stride` is the total number of threads in the grid (`blockDim.x * gridDim.x`).
 Consecutive threads still touch consecutive elements on every trip round the loop, so each warp's
-accesses stay coalesced. Budget per thread: 2 reads and 1 write per element it owns.""",
+accesses stay coalesced. Giving each thread a contiguous chunk of its own (elements `i*k` to
+`i*k + k - 1`) is rejected: neighbouring lanes of a warp would then touch addresses `k` elements
+apart, and every line's global accesses must be at least {COALESCED:.0%} coalesced.
+Budget per thread: 2 reads and 1 write per element it owns.""",
         outputs=("out",),
         spec=spec,
         cases=cases_grid_stride,
@@ -129,7 +135,11 @@ accesses stay coalesced. Budget per thread: 2 reads and 1 write per element it o
             "one thread handles.",
             "`stride = cuda.blockDim.x * cuda.gridDim.x`; loop while `i < n`.",
         ),
-        budget=Budget(global_reads=lambda c: _per_thread(c, 2), global_writes=lambda c: _per_thread(c, 1)),
+        budget=Budget(
+            global_reads=lambda c: _per_thread(c, 2),
+            global_writes=lambda c: _per_thread(c, 1),
+            min_coalescing=COALESCED,
+        ),
         chapter=CHAPTER,
     ),
     Puzzle(
