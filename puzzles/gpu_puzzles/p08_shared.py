@@ -4,7 +4,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from helpers.puzzle import Budget, Case, Puzzle
+from helpers.puzzle import Budget, Case, Puzzle, edge_sizes
 from helpers.rules import outputs_via_shared
 
 TPB = 8  # threads per block; also the length of the shared array
@@ -30,7 +30,8 @@ def spec(a, size):
 
 def cases(rng):
     out = []
-    for n in (13, 20, 5, 33, 16):
+    # sizes per seed: 1, TPB-1, TPB, TPB+1, a few blocks, up to 8 blocks
+    for n in edge_sizes(rng, 13, TPB, (41, 64)):
         a = rng.uniform(-20, 20, n).astype(np.float32)
         out.append(
             Case(

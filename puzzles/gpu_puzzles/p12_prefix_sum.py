@@ -5,7 +5,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from helpers.puzzle import Budget, Case, Puzzle
+from helpers.puzzle import Budget, Case, Puzzle, edge_sizes
 from helpers.rules import min_shared_readers
 
 TPB = 8
@@ -42,8 +42,9 @@ def spec(a, size):
 
 
 def cases(rng):
+    # sizes per seed: 1, TPB-1, TPB, TPB+1, a few blocks, up to 8 blocks
     out = []
-    for n in (13, 8, 5, 20, 31, 40):
+    for n in edge_sizes(rng, 13, TPB, (41, 64)):
         a = rng.uniform(-10, 10, n).astype(np.float32)
         nblocks = (n + TPB - 1) // TPB
         out.append(

@@ -38,9 +38,12 @@ def spec(a, size):
 
 
 def cases(rng):
-    # (rows, size): rows and row length differ, and the row is often shorter than the block.
+    # (rows, size): size <= TPB per seed (1, TPB-1, TPB and between), rows 1 to 9; the row is often
+    # shorter than the block.
     out = []
-    for rows, n in ((4, 6), (3, 8), (5, 3), (1, 7), (7, 5)):
+    sizes = [(4, 6), (int(rng.integers(1, 4)), 1), (int(rng.integers(2, 6)), TPB - 1), (1, TPB)]
+    sizes += [(int(rng.integers(5, 10)), TPB), (int(rng.integers(1, 8)), int(rng.integers(2, TPB)))]
+    for rows, n in sizes:
         a = rng.uniform(-10, 10, (rows, n)).astype(np.float32)
         out.append(
             Case(
