@@ -49,6 +49,20 @@ class PuzzleFailure(AssertionError):
 
     run: RunRecord | None = None
 
+    def _render_traceback_(self) -> list[str]:
+        """What IPython/Jupyter shows for an uncaught failure: the verdict itself, not the harness's
+        stack (which would bury it under 40-50 lines of frames the learner did not write)."""
+        return [
+            f"\x1b[0;31m{type(self).__name__}\x1b[0m: " + (str(self).splitlines() or [""])[0],
+            *str(self).splitlines()[1:],
+            "",
+            "(The checker's own traceback is hidden: run `%tb` in a new cell to see it.)",
+        ]
+
+
+def _quiet() -> None:
+    """An `_ipython_display_` that shows nothing: the message was printed already."""
+
 
 class NotSolvedYet(PuzzleFailure):
     """The kernel is still the stub (or writes nothing at all)."""
@@ -455,6 +469,8 @@ def expect_failure(exc_type: type, fn: Callable, *args: Any, **kwargs: Any) -> B
         fn(*args, **kwargs)
     except exc_type as e:
         print(f"{type(e).__name__} (as expected):\n{e}")
+        # returned for tests; a cell that ends with this call must not echo it a second time
+        e._ipython_display_ = _quiet
         return e
     except Exception as e:
         raise AssertionError(f"expected {exc_type.__name__}, but got {type(e).__name__}: {e}") from e

@@ -70,3 +70,43 @@ def matmul_stub_reading_uninitialised(out, a, b, size):
 def test_kept_comment_uninitialised_read_is_diagnosed():
     with pytest.raises(KernelDiagnosed):
         check(puzzles.get("matmul"), matmul_stub_reading_uninitialised, seed=0, gpu=False)
+
+
+# ------------------------------------------------------------ 8. messages a learner can act on
+
+
+@cuda.jit
+def guard_forgotten(out, a, size):
+    i = cuda.threadIdx.x
+    out[i] = a[i] + 10
+
+
+def test_failure_in_jupyter_shows_the_verdict_not_the_harness_stack():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    with pytest.raises(KernelDiagnosed) as info:
+        check(puzzles.get("guard"), guard_forgotten, seed=0, gpu=False)
+    lines = info.value._render_traceback_()
+    text = "\n".join(lines)
+    assert "KernelDiagnosed" in lines[0] and "failed on case" in lines[0]
+    assert "out of bounds" in text.lower() and "%tb" in lines[-1]
+    assert "helpers/check.py" not in text and 'File "' not in text
+    # IPython really uses it
+    shell = InteractiveShell.instance()
+    try:
+        raise info.value
+    except KernelDiagnosed:
+        etype, value, tb = shell._get_exc_info()
+        assert hasattr(value, "_render_traceback_")
+
+
+def test_expect_failure_prints_once_and_does_not_echo(capsys):
+    from IPython.core.formatters import DisplayFormatter
+
+    from helpers.check import expect_failure
+
+    e = expect_failure(KernelDiagnosed, check, puzzles.get("guard"), guard_forgotten, seed=0, gpu=False)
+    out = capsys.readouterr().out
+    assert out.count("failed on case") == 1
+    assert isinstance(e, KernelDiagnosed)
+    assert DisplayFormatter().format(e) == ({}, {})  # the cell's value shows nothing
