@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import secrets
+import time
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -20,6 +21,7 @@ import numpy as np
 from . import sim
 from .puzzle import Case, Puzzle, RunRecord
 from .sim.kernel import py_func
+from .sim.poison import poison  # the one poison policy, shared with the simulator
 from .sim.trace import READ
 
 __all__ = [
@@ -123,15 +125,6 @@ class Result:
         p.text(repr(self))
 
 
-def poison(like: np.ndarray) -> np.ndarray:
-    """A fresh array shaped like `like`, filled with values no correct kernel leaves behind."""
-    if like.dtype.kind in "fc":
-        return np.full(like.shape, np.nan, like.dtype)
-    if like.dtype.kind in "iu":
-        return np.full(like.shape, np.iinfo(like.dtype).max // 3 + 7, like.dtype)
-    return np.zeros(like.shape, like.dtype)
-
-
 def prepare_args(puzzle: Puzzle, case: Case) -> tuple[list, dict, dict, dict]:
     """(args list, roles, outputs dict, pristine inputs dict) for one run: fresh every time."""
     args, roles, outputs, pristine = [], {}, {}, {}
@@ -163,7 +156,10 @@ def run_case(puzzle: Puzzle, kernel: Callable, case: Case, *, seed: int = 0, tra
     return launch, outputs
 
 
-def _launch(puzzle, kernel, case, args, roles, seed, trace=True):
+CHECK_SECONDS = 10.0  # one check, all its cases, on the simulator: a verdict within seconds
+
+
+def _launch(puzzle, kernel, case, args, roles, seed, trace=True, deadline=None):
     return sim.launch(
         kernel,
         case.grid,
@@ -175,6 +171,7 @@ def _launch(puzzle, kernel, case, args, roles, seed, trace=True):
         block_order="shuffle",
         seed=seed,
         cross_block_races=puzzle.cross_block_races,
+        deadline=deadline,
     )
 
 
@@ -227,6 +224,7 @@ def check(puzzle: Puzzle, kernel: Callable, *, seed: int | None = None, gpu: boo
     cases = puzzle.cases(np.random.default_rng(seed))
     name = getattr(kernel, "__name__", "kernel")
     ctx = _Context(puzzle, name, seed, len(cases))
+    ctx.deadline = time.monotonic() + CHECK_SECONDS
     runs: list = []
     try:
         _ptx(puzzle, kernel, cases[0], ctx)
@@ -262,6 +260,7 @@ class _Context:
     def __init__(self, puzzle, kernel_name, seed, n):
         self.puzzle, self.kernel_name, self.seed, self.n = puzzle, kernel_name, seed, n
         self.ptx = False
+        self.deadline: float | None = None
 
     def head(self, k, case):
         return (
@@ -334,10 +333,19 @@ def _sim_case(puzzle, kernel, case, k, seed, ctx, maxima) -> RunRecord:
     args, roles, outputs, pristine = prepare_args(puzzle, case)
     record = RunRecord(puzzle, ctx.kernel_name, case, k, seed, outputs=outputs)
     try:
-        launch = _launch(puzzle, kernel, case, args, roles, seed)
+        launch = _launch(puzzle, kernel, case, args, roles, seed, deadline=ctx.deadline)
     except sim.SimulatorError as err:
         record.diagnostic = err
         msg = ctx.head(k, case) + f"\n{type(err).__name__}: {err}" + ctx.tail(k)
+        if isinstance(err, sim.errors.Runaway) and ctx.deadline and time.monotonic() >= ctx.deadline - 0.05:
+            msg = (
+                ctx.head(k, case)
+                + f"\nRunaway: a check has {CHECK_SECONDS:g} s for all {ctx.n} cases on the simulator, and "
+                f"your kernel was still running case {k + 1} when they ran out.\n{err}\n"
+                "If the loop does end, it does far more work per thread than this puzzle needs (the "
+                "reference checks in well under a second): look for a loop whose bound is not the data's "
+                "size, or one that counts far past it."
+            )
         raise _fail(KernelDiagnosed(msg, err), record) from None
     record.launch = launch
     trace = launch.trace

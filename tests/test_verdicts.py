@@ -110,3 +110,32 @@ def test_expect_failure_prints_once_and_does_not_echo(capsys):
     assert out.count("failed on case") == 1
     assert isinstance(e, KernelDiagnosed)
     assert DisplayFormatter().format(e) == ({}, {})  # the cell's value shows nothing
+
+
+# ------------------------------------------------------------ 7. a verdict in seconds
+
+
+@cuda.jit
+def guard_slow_but_legal(out, a, size):
+    i = cuda.threadIdx.x
+    if i < size:
+        v = a[i]
+        for _ in range(200_000):  # ends, but far too late for a check
+            v = v * 1.0
+        out[i] = v + 10
+
+
+def test_a_whole_check_has_one_deadline(monkeypatch):
+    import time
+
+    from helpers import check as harness
+    from helpers.sim.errors import Runaway
+
+    monkeypatch.setattr(harness, "CHECK_SECONDS", 1.0)
+    t0 = time.monotonic()
+    with pytest.raises(KernelDiagnosed) as info:
+        check(puzzles.get("guard"), guard_slow_but_legal, seed=0, gpu=False)
+    assert time.monotonic() - t0 < 4
+    assert isinstance(info.value.diagnostic, Runaway)
+    assert "1 s for all" in str(info.value) and "does far more work" in str(info.value)
+    check(puzzles.get("guard"), guard_kept_comment_right, seed=0, gpu=False)  # its correct twin

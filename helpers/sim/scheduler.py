@@ -436,14 +436,14 @@ class Run:
             limit = max(0.001, min(limit or float("inf"), self.opts.deadline - time.monotonic()))
         self.timeout = limit
         timer = threading.Timer(limit, watchdog) if limit else None
-        if timer:
-            timer.daemon = True
-            timer.start()
         # the launch allocates millions of small objects (records, actors) and no cycles worth
         # collecting before it ends: the cyclic collector would only rescan them, over and over
         gc_was = gc.isenabled()
         gc.disable()
         try:
+            if timer:  # started inside the try: a deadline almost spent may fire at once
+                timer.daemon = True
+                timer.start()
             if self.coop:
                 self._run_grid()
             else:
