@@ -172,6 +172,7 @@ def _launch(puzzle, kernel, case, args, roles, seed, trace=True, deadline=None):
         seed=seed,
         cross_block_races=puzzle.cross_block_races,
         deadline=deadline,
+        defer_uninit=True,  # a race or divergence found later in the run leads (see _leading)
     )
 
 
@@ -231,7 +232,27 @@ def check(puzzle: Puzzle, kernel: Callable, *, seed: int | None = None, gpu: boo
         maxima = {}
         for k, case in enumerate(cases):
             runs.append(_sim_case(puzzle, kernel, case, k, seed, ctx, maxima))
+        if ctx.pending:
+            k, case, err = ctx.pending
+            raise _fail(
+                KernelDiagnosed(
+                    ctx.head(k, case) + f"\n{type(err).__name__}: {err}\n(Every output was right, but only "
+                    "by luck: on a GPU that value is whatever memory held.)" + ctx.tail(k),
+                    err,
+                ),
+                runs[k],
+            )
     except PuzzleFailure as failure:
+        if ctx.pending and failure.run is not None and failure.run.case_index != ctx.pending[0]:
+            text, sep, tail = failure.args[0].rpartition("\nSee what your kernel did:")
+            if not sep:
+                text, tail = failure.args[0], ""
+            failure.args = (
+                f"{text}\n\nAlso (this one changed no result by itself; fix the one above first):\n"
+                + _pending_text(ctx)
+                + (sep + tail if sep else ""),
+                *failure.args[1:],
+            )
         if not isinstance(failure, NotSolvedYet) and _is_stub(kernel, puzzle):
             stub = NotSolvedYet(
                 f"Puzzle `{puzzle.name}`: not solved yet. `{name}` is still the stub; fill in the "
@@ -261,6 +282,7 @@ class _Context:
         self.puzzle, self.kernel_name, self.seed, self.n = puzzle, kernel_name, seed, n
         self.ptx = False
         self.deadline: float | None = None
+        self.pending = None  # (case number, case, error): an uninitialised read that changed no result
 
     def head(self, k, case):
         return (
@@ -329,14 +351,58 @@ def _fail(exc: PuzzleFailure, record: RunRecord) -> PuzzleFailure:
     return exc
 
 
+# problems that change the answer whatever the values read: they lead over an uninitialised read
+_ORDER_PROBLEMS = (sim.errors.DataRace, sim.errors.BarrierDivergence, sim.errors.Deadlock)
+
+
+def _outputs_right(puzzle, case, outputs, args) -> bool:
+    _, _, _, pristine = prepare_args(puzzle, case)
+    want = expected(puzzle, case, pristine)
+    return all(compare(want[n], outputs[n], puzzle) is None for n in puzzle.outputs)
+
+
+def _pending_text(ctx) -> str:
+    k, case, err = ctx.pending
+    return f"case {k + 1} ({case.launch_text()}): {type(err).__name__}: {err}"
+
+
+def _leading(err: Exception) -> tuple[Exception, list]:
+    """(the problem to lead with, the others worth naming after it) of one run.
+
+    The simulator runs past uninitialised reads (`defer_uninit`) and hands them over as
+    `.secondary` of the error that stopped the run. A race, a barrier divergence or a deadlock leads
+    (it changes the answer whatever value was read); any other error (an index out of bounds, an
+    exception) may have been computed from the garbage value, so the uninitialised read leads, as
+    its cause."""
+    secondary = list(getattr(err, "secondary", None) or ())
+    if not secondary:
+        return err, []
+    if isinstance(err, _ORDER_PROBLEMS):
+        return err, secondary[:1]
+    return secondary[0], []
+
+
 def _sim_case(puzzle, kernel, case, k, seed, ctx, maxima) -> RunRecord:
     args, roles, outputs, pristine = prepare_args(puzzle, case)
     record = RunRecord(puzzle, ctx.kernel_name, case, k, seed, outputs=outputs)
     try:
         launch = _launch(puzzle, kernel, case, args, roles, seed, deadline=ctx.deadline)
-    except sim.SimulatorError as err:
+    except sim.SimulatorError as raised:
+        if getattr(raised, "completed", False) and _outputs_right(puzzle, case, outputs, args):
+            # an uninitialised read whose value reached no output: secondary; look on for a problem
+            # that changes the answer, and name this one after it (or alone, at the end)
+            record.diagnostic = raised
+            ctx.pending = ctx.pending or (k, case, raised)
+            return record
+        err, also = _leading(raised)
         record.diagnostic = err
-        msg = ctx.head(k, case) + f"\n{type(err).__name__}: {err}" + ctx.tail(k)
+        msg = ctx.head(k, case) + f"\n{type(err).__name__}: {err}"
+        for other in also:
+            msg += (
+                "\n\nAlso in this run (often the same missing barrier or guard; fix the one above first):\n"
+                f"{type(other).__name__}: {other}"
+            )
+        msg += ctx.tail(k)
         if isinstance(err, sim.errors.Runaway) and ctx.deadline and time.monotonic() >= ctx.deadline - 0.05:
             msg = (
                 ctx.head(k, case)

@@ -139,3 +139,44 @@ def test_a_whole_check_has_one_deadline(monkeypatch):
     assert isinstance(info.value.diagnostic, Runaway)
     assert "1 s for all" in str(info.value) and "does far more work" in str(info.value)
     check(puzzles.get("guard"), guard_kept_comment_right, seed=0, gpu=False)  # its correct twin
+
+
+# ------------------------------------------------------------ 6. the problem that changes the answer first
+
+
+def test_public_tiled_matmul_leads_with_the_race_and_names_the_read_after():
+    from mutants.gpu_puzzles.p14_matmul import matmul_public_no_second_sync
+
+    from helpers.sim.errors import DataRace
+
+    for seed in (0, 1, 2):
+        with pytest.raises(KernelDiagnosed) as info:
+            check(puzzles.get("matmul"), matmul_public_no_second_sync, seed=seed, gpu=False)
+        assert isinstance(info.value.diagnostic, DataRace), str(info.value)
+        text = str(info.value)
+        order = [text.index(w) for w in ("DataRace", "UninitializedRead", "See what your kernel did")]
+        assert order == sorted(order)
+    check(puzzles.get("matmul"), puzzles.get("matmul").reference, seed=0, gpu=False)
+
+
+@cuda.jit
+def map_2d_reads_uninitialised_but_right(out, a, size):
+    # threads outside the matrix read a shared slot nobody wrote; the value is never stored
+    tile = cuda.shared.array((16, 16), numba.float32)
+    i = cuda.threadIdx.y
+    j = cuda.threadIdx.x
+    if i < size and j < size:
+        tile[i, j] = a[i, j]
+    cuda.syncthreads()
+    v = tile[i, j]
+    if i < size and j < size:
+        out[i, j] = v + 10
+
+
+def test_an_uninitialised_read_that_changes_nothing_is_still_named_and_says_so():
+    from helpers.sim.errors import UninitializedRead
+
+    with pytest.raises(KernelDiagnosed) as info:
+        check(puzzles.get("map_2d"), map_2d_reads_uninitialised_but_right, seed=0, gpu=False)
+    assert isinstance(info.value.diagnostic, UninitializedRead)
+    assert "Every output was right, but only by luck" in str(info.value)

@@ -81,6 +81,7 @@ class Run:
         self.spin_probe: tuple | None = None  # the last look for a spin-wait (spin.py)
         self.warp_pending = False  # some thread waits at a warp operation
         self.held = False  # some thread holds back a diagnostic (see `fail`)
+        self.deferred: list = []  # uninitialised reads run past (Options.defer_uninit), first few
         self.any_spin = False  # some thread of the block is in state SPIN
         self.coop = grid.uses_grid_sync(self.fn0)  # blocks run together, for a grid barrier
         self.parked: dict = {}  # block -> its saved state, while it waits at the grid barrier
@@ -459,6 +460,8 @@ class Run:
             ) from None
         except E.SimulatorError as err:
             err.trace = self.trace()
+            if self.deferred and err is not self.deferred[0]:
+                err.secondary = list(self.deferred)
             raise
         finally:
             if gc_was:
@@ -471,6 +474,10 @@ class Run:
                     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(main), None)
         for orig, data in self.writeback:
             orig[...] = data
+        if self.deferred:  # the run went to its end: its outputs are there to judge the read by
+            err = self.deferred[0]
+            err.trace, err.completed = self.trace(), True
+            raise err
         return self
 
     def trace(self) -> Trace | None:

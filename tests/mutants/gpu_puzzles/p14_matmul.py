@@ -245,8 +245,32 @@ def matmul_while_tiles(out, a, b, size):
         out[i, j] = total
 
 
+@cuda.jit
+def matmul_public_no_second_sync(out, a, b, size):
+    # as 6 of 8 public tiled matmuls: no second barrier, and threads outside the matrix read tile
+    # slots nobody wrote (their totals are never stored): the race must lead
+    a_tile = cuda.shared.array((TPB, TPB), numba.float32)
+    b_tile = cuda.shared.array((TPB, TPB), numba.float32)
+    ty, tx = cuda.threadIdx.y, cuda.threadIdx.x
+    i = cuda.blockIdx.y * TPB + ty
+    j = cuda.blockIdx.x * TPB + tx
+    total = 0.0
+    for t in range((size + TPB - 1) // TPB):
+        if i < size and t * TPB + tx < size:
+            a_tile[ty, tx] = a[i, t * TPB + tx]
+        if t * TPB + ty < size and j < size:
+            b_tile[ty, tx] = b[t * TPB + ty, j]
+        cuda.syncthreads()
+        for kk in range(TPB):
+            if t * TPB + kk < size:
+                total += a_tile[ty, kk] * b_tile[kk, tx]
+    if i < size and j < size:
+        out[i, j] = total
+
+
 MUTANTS = {
     "matmul": [
+        ("public_no_second_sync", matmul_public_no_second_sync, *RACE),
         ("three_tiles", matmul_three_tiles, *WRONG),
         ("naive", matmul_naive, *over("global_reads")),
         ("never_reads_b", matmul_never_reads_b, *WRONG),
