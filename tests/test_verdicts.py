@@ -180,3 +180,30 @@ def test_an_uninitialised_read_that_changes_nothing_is_still_named_and_says_so()
         check(puzzles.get("map_2d"), map_2d_reads_uninitialised_but_right, seed=0, gpu=False)
     assert isinstance(info.value.diagnostic, UninitializedRead)
     assert "Every output was right, but only by luck" in str(info.value)
+
+
+# ------------------------------------------------------------ 8. a debugging print is not a budget breach
+
+
+@cuda.jit
+def map_with_debug_print(out, a):
+    i = cuda.threadIdx.x
+    print(a[i])  # reads made only to print them do not count
+    out[i] = a[i] + 10
+
+
+@cuda.jit
+def map_reads_twice(out, a):
+    i = cuda.threadIdx.x
+    out[i] = a[i] + 10
+    out[i] = a[i] + 10
+
+
+def test_debugging_print_does_not_make_a_correct_kernel_over_budget(capsys):
+    from helpers.check import OverBudget
+
+    for seed in (0, 1):
+        check(puzzles.get("map"), map_with_debug_print, seed=seed, gpu=False)
+        with pytest.raises(OverBudget) as info:
+            check(puzzles.get("map"), map_reads_twice, seed=seed, gpu=False)
+        assert info.value.field == "global_reads"
