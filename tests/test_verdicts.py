@@ -207,3 +207,44 @@ def test_debugging_print_does_not_make_a_correct_kernel_over_budget(capsys):
         with pytest.raises(OverBudget) as info:
             check(puzzles.get("map"), map_reads_twice, seed=seed, gpu=False)
         assert info.value.field == "global_reads"
+
+
+# ------------------------------------------------------------ 8. race advice fits the race
+
+
+@cuda.jit
+def dot_every_thread_writes(out, a, b, size):
+    cache = cuda.shared.array(TPB, numba.float32)
+    i = cuda.threadIdx.x
+    cache[i] = a[i] * b[i] if i < size else 0.0
+    cuda.syncthreads()
+    total = 0.0
+    for k in range(TPB):
+        total += cache[k]
+    out[0] = total  # every thread writes the one output
+
+
+@cuda.jit
+def blocks_forgot_block_index(out, a, size):
+    i = cuda.threadIdx.x
+    if i < size:
+        out[i] = a[i] + 10
+
+
+def test_race_advice_fits_the_race():
+    from mutants.gpu_puzzles.p14_matmul import matmul_public_no_second_sync
+
+    from helpers.sim.errors import DataRace
+
+    def race_text(name, kernel):
+        with pytest.raises(KernelDiagnosed) as info:
+            check(puzzles.get(name), kernel, seed=0, gpu=False)
+        assert isinstance(info.value.diagnostic, DataRace), str(info.value)
+        return str(info.value.diagnostic)
+
+    one_cell = race_text("dot", dot_every_thread_writes)
+    assert "let one thread write it" in one_cell and "Put a cuda.syncthreads()" not in one_cell
+    block = race_text("blocks", blocks_forgot_block_index)
+    assert "leaves out cuda.blockIdx" in block and "atomic" not in block
+    barrier = race_text("matmul", matmul_public_no_second_sync)
+    assert "has cuda.syncthreads() already" in barrier and "Put a cuda.syncthreads()" not in barrier
