@@ -333,16 +333,50 @@ def _is_stub(kernel, puzzle: Puzzle) -> bool:
     return mine is not None and mine == stub
 
 
+def _not_a_kernel(kernel) -> str | None:
+    """Python a CUDA kernel cannot be, said plainly (also where the compile check is unavailable)."""
+    import ast
+    import textwrap
+
+    fn = py_func(kernel)
+    if fn.__code__.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR | inspect.CO_COROUTINE):
+        return (
+            "it uses `yield` (or async): generators are not supported in a kernel. Write the values "
+            "to an output array instead."
+        )
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == fn.__name__:
+            return (
+                f"line {fn.__code__.co_firstlineno + node.lineno - 1} calls `{fn.__name__}` from inside "
+                "itself: recursion is not supported in a kernel. Use a loop."
+            )
+    return None
+
+
 def _ptx(puzzle, kernel, case, ctx):
     from . import ptx
 
+    plain = _not_a_kernel(kernel)
+    if plain:
+        raise CompileRejected(f"Puzzle `{puzzle.name}`: this kernel cannot run on a GPU: {plain}")
     if not ptx.available():
         return
-    args, _, _, _ = prepare_args(puzzle, case)
+    args, roles, _, _ = prepare_args(puzzle, case)
     try:
         ptx.ptx_check(kernel, args)
     except ptx.NumbaRejected as e:
-        raise CompileRejected(f"Puzzle `{puzzle.name}`: {e}") from None
+        msg = f"Puzzle `{puzzle.name}`: {e}"
+        try:  # where the simulator knows more (a local array sized by an argument...), show it too
+            _launch(puzzle, kernel, case, args, roles, ctx.seed, trace=False, deadline=ctx.deadline)
+        except (sim.errors.Unsupported, sim.errors.LaunchError) as s:
+            msg += f"\nThe simulator says: {s}"
+        except Exception:  # noqa: BLE001 - any other outcome adds nothing to Numba's verdict
+            pass
+        raise CompileRejected(msg) from None
     ctx.ptx = True
 
 

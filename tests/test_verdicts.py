@@ -248,3 +248,69 @@ def test_race_advice_fits_the_race():
     assert "leaves out cuda.blockIdx" in block and "atomic" not in block
     barrier = race_text("matmul", matmul_public_no_second_sync)
     assert "has cuda.syncthreads() already" in barrier and "Put a cuda.syncthreads()" not in barrier
+
+
+# ------------------------------------------------------------ 8. compile errors in plain words
+
+
+@cuda.jit
+def zip_whole_arrays(out, a, b):
+    i = cuda.threadIdx.x
+    out[i] = (a + b)[i]
+
+
+@cuda.jit
+def zip_right(out, a, b):
+    i = cuda.threadIdx.x
+    out[i] = a[i] + b[i]
+
+
+@cuda.jit
+def shared_sized_by_argument(out, a, size):
+    cache = cuda.shared.array(size, numba.float32)
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    if i < size:
+        cache[cuda.threadIdx.x] = a[i]
+    cuda.syncthreads()
+    if i < size:
+        out[i] = cache[cuda.threadIdx.x] + 10
+
+
+def guard_generator(out, a, size):
+    i = cuda.threadIdx.x
+    if i < size:
+        out[i] = a[i] + 10
+        yield i
+
+
+guard_generator = cuda.jit(guard_generator)
+
+
+@cuda.jit
+def guard_recursive(out, a, size):
+    i = cuda.threadIdx.x
+    if i < size:
+        out[i] = a[i] + 10
+        guard_recursive(out, a, size - 1)
+
+
+def test_compile_errors_in_plain_words():
+    from helpers import ptx
+    from helpers.check import CompileRejected
+
+    for kernel, words in ((guard_generator, "generators are not supported"), (guard_recursive, "recursion")):
+        with pytest.raises(CompileRejected) as info:
+            check(puzzles.get("guard"), kernel, seed=0, gpu=False)
+        assert words in str(info.value) and "not supported in a kernel" in str(info.value)
+    check(puzzles.get("guard"), guard_kept_comment_right, seed=0, gpu=False)
+    if not ptx.available():
+        pytest.skip("no NVVM: the Numba compile check is off on this machine")
+    with pytest.raises(CompileRejected) as info:
+        check(puzzles.get("zip"), zip_whole_arrays, seed=0, gpu=False)
+    text = str(info.value)
+    assert "In plain words" in text and "element by element" in text and "SimArray" not in text
+    with pytest.raises(CompileRejected) as info:
+        check(puzzles.get("shared"), shared_sized_by_argument, seed=0, gpu=False)
+    text = str(info.value)
+    assert "must be a constant" in text and "The simulator says" in text and "`size`" in text
+    check(puzzles.get("zip"), zip_right, seed=0, gpu=False)
