@@ -314,3 +314,18 @@ def test_compile_errors_in_plain_words():
     text = str(info.value)
     assert "must be a constant" in text and "The simulator says" in text and "`size`" in text
     check(puzzles.get("zip"), zip_right, seed=0, gpu=False)
+
+
+def test_ch04_divergence_verdict_has_the_standard_header_and_honours_the_seed():
+    from helpers.check import OverBudget
+
+    p = puzzles.get("ch04_warp_uniform")
+    branch = puzzles.get("ch04_parity_branch").reference
+    for seed in (3, 7):
+        with pytest.raises(OverBudget) as info:
+            check(p, branch, seed=seed, gpu=False)
+        text = str(info.value)
+        assert info.value.field == "paths_per_warp"
+        assert text.startswith("Puzzle `ch04_warp_uniform` failed on case 1 of 5:")
+        assert f"(seed {seed}: puzzles.check('ch04_warp_uniform'" in text and f"seed={seed}" in text
+    check(p, p.reference, seed=7, gpu=False)
