@@ -329,3 +329,81 @@ def test_ch04_divergence_verdict_has_the_standard_header_and_honours_the_seed():
         assert text.startswith("Puzzle `ch04_warp_uniform` failed on case 1 of 5:")
         assert f"(seed {seed}: puzzles.check('ch04_warp_uniform'" in text and f"seed={seed}" in text
     check(p, p.reference, seed=7, gpu=False)
+
+
+# ------------------------------------------------------------ the simulator's items, from the learner's side
+
+
+@cuda.jit
+def shared_template_early_exit(out, a, size):
+    # the original Puzzle 8 template line: threads past the end leave before the barrier
+    cache = cuda.shared.array(TPB, numba.float32)
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    if i >= size:
+        return
+    cache[cuda.threadIdx.x] = a[i]
+    cuda.syncthreads()
+    out[i] = cache[cuda.threadIdx.x] + 10
+
+
+def test_barrier_skipped_by_exiting_threads_is_one_verdict_on_every_seed():
+    from helpers.sim.errors import BarrierDivergence
+
+    for seed in SEEDS:
+        with pytest.raises(KernelDiagnosed) as info:
+            check(puzzles.get("shared"), shared_template_early_exit, seed=seed, gpu=False)
+        assert isinstance(info.value.diagnostic, BarrierDivergence), str(info.value)
+        assert "undefined" in str(info.value) and "add a barrier" not in str(info.value).lower()
+    check(puzzles.get("shared"), puzzles.get("shared").reference, seed=0, gpu=False)
+
+
+@cuda.jit
+def axis_sum_row_assignment(out, a, size):
+    cache = cuda.shared.array(TPB, numba.float32)
+    row = cuda.blockIdx.y
+    t = cuda.threadIdx.x
+    cache[t] = a[row, t] if t < size else 0.0
+    cuda.syncthreads()
+    stride = TPB // 2
+    while stride > 0:
+        if t < stride:
+            cache[t] += cache[t + stride]
+        cuda.syncthreads()
+        stride //= 2
+    if t == 0:
+        out[row] = cache[0]  # a scalar into a row of shape (1,): valid Numba
+
+
+def test_valid_numba_row_assignment_is_accepted():
+    for seed in (0, 1):
+        check(puzzles.get("axis_sum"), axis_sum_row_assignment, seed=seed, gpu=False)
+
+
+@cuda.jit
+def guard_exits(out, a, size):
+    i = cuda.threadIdx.x
+    if i < size:
+        out[i] = a[i] + 10
+    if i == 0:
+        raise SystemExit
+
+
+@cuda.jit
+def guard_huge_local(out, a, size):
+    scratch = cuda.local.array(200_000, numba.float32)  # 800 KB per thread: past CUDA's limit
+    i = cuda.threadIdx.x
+    if i < size:
+        scratch[0] = a[i]
+        out[i] = scratch[0] + 10
+
+
+def test_hostile_code_cannot_leave_the_check(monkeypatch):
+    from helpers import ptx
+    from helpers.check import CompileRejected, PuzzleFailure
+
+    monkeypatch.setattr(ptx, "available", lambda: False)  # as on a machine without NVVM
+    for kernel in (guard_exits, guard_huge_local):
+        with pytest.raises(PuzzleFailure) as info:
+            check(puzzles.get("guard"), kernel, seed=0, gpu=False)
+        assert isinstance(info.value, (KernelDiagnosed, CompileRejected)), str(info.value)
+    check(puzzles.get("guard"), guard_kept_comment_right, seed=0, gpu=False)
