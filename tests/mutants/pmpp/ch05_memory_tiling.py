@@ -139,8 +139,32 @@ def dynamic_two_declarations(p, m, n, rows, inner, cols, tile):
         p[row, col] = acc
 
 
+@cuda.jit
+def tiled_four_tiles(p, m, n, rows, inner, cols):
+    # the tile count of the largest inner size once tested (30): fine up to 32
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    row = cuda.blockIdx.y * TILE + ty
+    col = cuda.blockIdx.x * TILE + tx
+    m_tile = cuda.shared.array((TILE, TILE), float32)
+    n_tile = cuda.shared.array((TILE, TILE), float32)
+    acc = float32(0)
+    for t in range(4):
+        k = t * TILE + tx
+        m_tile[ty, tx] = m[row, k] if row < rows and k < inner else 0
+        k = t * TILE + ty
+        n_tile[ty, tx] = n[k, col] if k < inner and col < cols else 0
+        cuda.syncthreads()
+        for kk in range(TILE):
+            acc += m_tile[ty, kk] * n_tile[kk, tx]
+        cuda.syncthreads()
+    if row < rows and col < cols:
+        p[row, col] = acc
+
+
 MUTANTS = {
     "ch05_matmul_tiled": [
+        ("tiled_four_tiles", tiled_four_tiles, WrongAnswer, None),
         ("matmul_kernel", ch03.matmul_kernel, OverBudget, "global_reads"),
         ("tiled_no_edge_check", tiled_no_edge_check, KernelDiagnosed, OutOfBounds),
         ("tiled_one_barrier", tiled_one_barrier, KernelDiagnosed, DataRace),
