@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import secrets
+import time
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -20,6 +21,7 @@ import numpy as np
 from . import sim
 from .puzzle import Case, Puzzle, RunRecord
 from .sim.kernel import py_func
+from .sim.poison import poison  # the one poison policy, shared with the simulator
 from .sim.trace import READ
 
 __all__ = [
@@ -48,6 +50,20 @@ class PuzzleFailure(AssertionError):
     when no simulator run was made, e.g. CompileRejected)."""
 
     run: RunRecord | None = None
+
+    def _render_traceback_(self) -> list[str]:
+        """What IPython/Jupyter shows for an uncaught failure: the verdict itself, not the harness's
+        stack (which would bury it under 40-50 lines of frames the learner did not write)."""
+        return [
+            f"\x1b[0;31m{type(self).__name__}\x1b[0m: " + (str(self).splitlines() or [""])[0],
+            *str(self).splitlines()[1:],
+            "",
+            "(The checker's own traceback is hidden: run `%tb` in a new cell to see it.)",
+        ]
+
+
+def _quiet() -> None:
+    """An `_ipython_display_` that shows nothing: the message was printed already."""
 
 
 class NotSolvedYet(PuzzleFailure):
@@ -109,15 +125,6 @@ class Result:
         p.text(repr(self))
 
 
-def poison(like: np.ndarray) -> np.ndarray:
-    """A fresh array shaped like `like`, filled with values no correct kernel leaves behind."""
-    if like.dtype.kind in "fc":
-        return np.full(like.shape, np.nan, like.dtype)
-    if like.dtype.kind in "iu":
-        return np.full(like.shape, np.iinfo(like.dtype).max // 3 + 7, like.dtype)
-    return np.zeros(like.shape, like.dtype)
-
-
 def prepare_args(puzzle: Puzzle, case: Case) -> tuple[list, dict, dict, dict]:
     """(args list, roles, outputs dict, pristine inputs dict) for one run: fresh every time."""
     args, roles, outputs, pristine = [], {}, {}, {}
@@ -149,7 +156,10 @@ def run_case(puzzle: Puzzle, kernel: Callable, case: Case, *, seed: int = 0, tra
     return launch, outputs
 
 
-def _launch(puzzle, kernel, case, args, roles, seed, trace=True):
+CHECK_SECONDS = 10.0  # one check, all its cases, on the simulator: a verdict within seconds
+
+
+def _launch(puzzle, kernel, case, args, roles, seed, trace=True, deadline=None):
     return sim.launch(
         kernel,
         case.grid,
@@ -161,6 +171,8 @@ def _launch(puzzle, kernel, case, args, roles, seed, trace=True):
         block_order="shuffle",
         seed=seed,
         cross_block_races=puzzle.cross_block_races,
+        deadline=deadline,
+        defer_uninit=True,  # a race or divergence found later in the run leads (see _leading)
     )
 
 
@@ -213,17 +225,38 @@ def check(puzzle: Puzzle, kernel: Callable, *, seed: int | None = None, gpu: boo
     cases = puzzle.cases_for(kernel, np.random.default_rng(seed))
     name = getattr(kernel, "__name__", "kernel")
     ctx = _Context(puzzle, name, seed, len(cases))
+    ctx.deadline = time.monotonic() + CHECK_SECONDS
     runs: list = []
     try:
         _ptx(puzzle, kernel, cases[0], ctx)
         maxima = {}
         for k, case in enumerate(cases):
             runs.append(_sim_case(puzzle, kernel, case, k, seed, ctx, maxima))
+        if ctx.pending:
+            k, case, err = ctx.pending
+            raise _fail(
+                KernelDiagnosed(
+                    ctx.head(k, case) + f"\n{type(err).__name__}: {err}\n(Every output was right, but only "
+                    "by luck: on a GPU that value is whatever memory held.)" + ctx.tail(k),
+                    err,
+                ),
+                runs[k],
+            )
     except PuzzleFailure as failure:
-        if _is_stub(kernel) and not isinstance(failure, NotSolvedYet):
+        if ctx.pending and failure.run is not None and failure.run.case_index != ctx.pending[0]:
+            text, sep, tail = failure.args[0].rpartition("\nSee what your kernel did:")
+            if not sep:
+                text, tail = failure.args[0], ""
+            failure.args = (
+                f"{text}\n\nAlso (this one changed no result by itself; fix the one above first):\n"
+                + _pending_text(ctx)
+                + (sep + tail if sep else ""),
+                *failure.args[1:],
+            )
+        if not isinstance(failure, NotSolvedYet) and _is_stub(kernel, puzzle):
             stub = NotSolvedYet(
-                f"Puzzle `{puzzle.name}`: not solved yet. `{name}` still has its "
-                "`# FILL ME IN` line; fill in the kernel and run this cell again.\n"
+                f"Puzzle `{puzzle.name}`: not solved yet. `{name}` is still the stub; fill in the "
+                "kernel where it says `# FILL ME IN` and run this cell again.\n"
                 f"(What the checker saw so far: {type(failure).__name__}.)"
             )
             stub.run = failure.run
@@ -248,6 +281,8 @@ class _Context:
     def __init__(self, puzzle, kernel_name, seed, n):
         self.puzzle, self.kernel_name, self.seed, self.n = puzzle, kernel_name, seed, n
         self.ptx = False
+        self.deadline: float | None = None
+        self.pending = None  # (case number, case, error): an uninitialised read that changed no result
 
     def head(self, k, case):
         return (
@@ -264,23 +299,86 @@ class _Context:
         )
 
 
-def _is_stub(kernel) -> bool:
+def _body(source: str) -> list[str] | None:
+    """The statements of the first function in `source`, comments, docstrings and `pass` left out."""
+    import ast
+    import textwrap
+
     try:
-        return "# FILL ME IN" in inspect.getsource(py_func(kernel))
+        tree = ast.parse(textwrap.dedent(source))
+    except SyntaxError:
+        return None
+    fn = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if fn is None:
+        return None
+    return [
+        ast.dump(stmt)
+        for stmt in fn.body
+        if not isinstance(stmt, ast.Pass)
+        and not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))
+    ]
+
+
+def _is_stub(kernel, puzzle: Puzzle) -> bool:
+    """Judged by what the kernel does, not by its comments: True only when its body is still the
+    puzzle's stub (a `# FILL ME IN` line kept above real code does not count)."""
+    try:
+        mine = _body(inspect.getsource(py_func(kernel)))
     except (OSError, TypeError):
         return False
+    try:
+        stub = _body(puzzle.stub)
+        if stub == _body(puzzle.source):  # a worked example: no solution was cut out, so no stub
+            return False
+    except (OSError, TypeError):
+        return False
+    return mine is not None and mine == stub
+
+
+def _not_a_kernel(kernel) -> str | None:
+    """Python a CUDA kernel cannot be, said plainly (also where the compile check is unavailable)."""
+    import ast
+    import textwrap
+
+    fn = py_func(kernel)
+    if fn.__code__.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR | inspect.CO_COROUTINE):
+        return (
+            "it uses `yield` (or async): generators are not supported in a kernel. Write the values "
+            "to an output array instead."
+        )
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == fn.__name__:
+            return (
+                f"line {fn.__code__.co_firstlineno + node.lineno - 1} calls `{fn.__name__}` from inside "
+                "itself: recursion is not supported in a kernel. Use a loop."
+            )
+    return None
 
 
 def _ptx(puzzle, kernel, case, ctx):
     from . import ptx
 
+    plain = _not_a_kernel(kernel)
+    if plain:
+        raise CompileRejected(f"Puzzle `{puzzle.name}`: this kernel cannot run on a GPU: {plain}")
     if not ptx.available():
         return
-    args, _, _, _ = prepare_args(puzzle, case)
+    args, roles, _, _ = prepare_args(puzzle, case)
     try:
         ptx.ptx_check(kernel, args)
     except ptx.NumbaRejected as e:
-        raise CompileRejected(f"Puzzle `{puzzle.name}`: {e}") from None
+        msg = f"Puzzle `{puzzle.name}`: {e}"
+        try:  # where the simulator knows more (a local array sized by an argument...), show it too
+            _launch(puzzle, kernel, case, args, roles, ctx.seed, trace=False, deadline=ctx.deadline)
+        except (sim.errors.Unsupported, sim.errors.LaunchError) as s:
+            msg += f"\nThe simulator says: {s}"
+        except Exception:  # noqa: BLE001 - any other outcome adds nothing to Numba's verdict
+            pass
+        raise CompileRejected(msg) from None
     ctx.ptx = True
 
 
@@ -289,14 +387,67 @@ def _fail(exc: PuzzleFailure, record: RunRecord) -> PuzzleFailure:
     return exc
 
 
+# problems that change the answer whatever the values read: they lead over an uninitialised read
+_ORDER_PROBLEMS = (sim.errors.DataRace, sim.errors.BarrierDivergence, sim.errors.Deadlock)
+
+
+def _outputs_right(puzzle, case, outputs, args) -> bool:
+    _, _, _, pristine = prepare_args(puzzle, case)
+    want = expected(puzzle, case, pristine)
+    return all(compare(want[n], outputs[n], puzzle) is None for n in puzzle.outputs)
+
+
+def _pending_text(ctx) -> str:
+    k, case, err = ctx.pending
+    return f"case {k + 1} ({case.launch_text()}): {type(err).__name__}: {err}"
+
+
+def _leading(err: Exception) -> tuple[Exception, list]:
+    """(the problem to lead with, the others worth naming after it) of one run.
+
+    The simulator runs past uninitialised reads (`defer_uninit`) and hands them over as
+    `.secondary` of the error that stopped the run. A race, a barrier divergence or a deadlock leads
+    (it changes the answer whatever value was read); any other error (an index out of bounds, an
+    exception) may have been computed from the garbage value, so the uninitialised read leads, as
+    its cause."""
+    secondary = list(getattr(err, "secondary", None) or ())
+    if not secondary:
+        return err, []
+    if isinstance(err, _ORDER_PROBLEMS):
+        return err, secondary[:1]
+    return secondary[0], []
+
+
 def _sim_case(puzzle, kernel, case, k, seed, ctx, maxima) -> RunRecord:
     args, roles, outputs, pristine = prepare_args(puzzle, case)
     record = RunRecord(puzzle, ctx.kernel_name, case, k, seed, outputs=outputs)
     try:
-        launch = _launch(puzzle, kernel, case, args, roles, seed)
-    except sim.SimulatorError as err:
+        launch = _launch(puzzle, kernel, case, args, roles, seed, deadline=ctx.deadline)
+    except sim.SimulatorError as raised:
+        if getattr(raised, "completed", False) and _outputs_right(puzzle, case, outputs, args):
+            # an uninitialised read whose value reached no output: secondary; look on for a problem
+            # that changes the answer, and name this one after it (or alone, at the end)
+            record.diagnostic = raised
+            ctx.pending = ctx.pending or (k, case, raised)
+            return record
+        err, also = _leading(raised)
         record.diagnostic = err
-        msg = ctx.head(k, case) + f"\n{type(err).__name__}: {err}" + ctx.tail(k)
+        msg = ctx.head(k, case) + f"\n{type(err).__name__}: {err}"
+        for other in also:
+            msg += (
+                "\n\nAlso in this run (often the same missing barrier or guard; fix the one above first):\n"
+                f"{type(other).__name__}: {other}"
+            )
+        msg += ctx.tail(k)
+        if isinstance(err, sim.errors.Runaway) and ctx.deadline and time.monotonic() >= ctx.deadline - 0.05:
+            msg = (
+                ctx.head(k, case)
+                + f"\nRunaway: a check has {CHECK_SECONDS:g} s for all {ctx.n} cases on the simulator, and "
+                f"your kernel was still running case {k + 1} when they ran out.\n{err}\n"
+                "If the loop does end, it does far more work per thread than this puzzle needs (the "
+                "reference checks in well under a second): look for a loop whose bound is not the data's "
+                "size, or one that counts far past it."
+            )
         raise _fail(KernelDiagnosed(msg, err), record) from None
     record.launch = launch
     trace = launch.trace
@@ -328,15 +479,30 @@ def _sim_case(puzzle, kernel, case, k, seed, ctx, maxima) -> RunRecord:
     return record
 
 
+def _without_print_reads(launch):
+    """The launch as the rules see it: reads made on a line that is a `print(...)` call do not
+    count (a debugging `print(a[i])` must not push a correct kernel over its budget); every
+    other access, and every view, is unchanged."""
+    import dataclasses
+
+    trace = launch.trace
+    printing = [s.id for s in trace.sites if s.text.startswith("print(")]
+    if not printing:
+        return launch
+    keep = ~(np.isin(trace.acc["site"], printing) & (trace.acc["kind"] == READ))
+    return dataclasses.replace(launch, trace=dataclasses.replace(trace, acc=trace.acc[keep]))
+
+
 def _apply_rules(puzzle, case, record, ctx, k, maxima):
     """Every rule of the puzzle's table on this run; the first broken one raises OverBudget."""
     rules = puzzle.all_rules
+    run = _without_print_reads(record.launch)
     for r in rules:
         if r.per == "thread" and r.values is not None:
-            v = r.values(record.launch.trace)
+            v = r.values(run.trace)
             maxima[r.name] = max(maxima.get(r.name, 0), int(v.max()) if v.size else 0)
     for r in rules:
-        found = r.check(record.launch, case)
+        found = r.check(run, case)
         if found is not None:
             raise _fail(
                 OverBudget(
@@ -428,6 +594,8 @@ def expect_failure(exc_type: type, fn: Callable, *args: Any, **kwargs: Any) -> B
         fn(*args, **kwargs)
     except exc_type as e:
         print(f"{type(e).__name__} (as expected):\n{e}")
+        # returned for tests; a cell that ends with this call must not echo it a second time
+        e._ipython_display_ = _quiet
         return e
     except Exception as e:
         raise AssertionError(f"expected {exc_type.__name__}, but got {type(e).__name__}: {e}") from e

@@ -98,7 +98,7 @@ def ptx_check(kernel, args, cc=T4) -> None:
             with _device_functions_without_gpu(cc):
                 cuda.compile_ptx(_fresh(fn), sig, cc=cc)
         except Exception as e:  # Numba raises many error types; all mean "not compilable"
-            err = _explain(e)
+            err = _explain(e, fn)
         _cache[key] = err
     if err:
         raise NumbaRejected(err)
@@ -128,15 +128,65 @@ def _fresh(fn):
     return types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
 
 
-def _explain(e) -> str:
+# Numba's typing errors in plain words: (test on Numba's text, explanation)
+_PLAIN = (
+    (
+        lambda t: "_ol_array_allocate" in t or ("NRT required" in t and "array" in t),
+        "an operation on whole arrays (like `a + b` or `a * 2` where `a` and `b` are arrays) makes a "
+        "new array, and a kernel cannot create arrays that way: work element by element, "
+        "`out[i] = a[i] + b[i]`.",
+    ),
+    (
+        lambda t: ("shared.array" in t or "local.array" in t) and ">>> array(" in t,
+        "the shape of `cuda.shared.array` / `cuda.local.array` must be a constant known when the kernel "
+        "compiles (a number, or a module-level int like `TPB`), not an argument or a variable.",
+    ),
+    (
+        lambda t: "built-in function setitem" in t,
+        "an assignment `array[index] = value` whose value (or index) has a type the array cannot hold: "
+        "store one number per element, of the array's kind (a float into a float32 array), at an "
+        "integer index.",
+    ),
+    (
+        lambda t: "Cannot unify" in t,
+        "a variable gets values of different types on different paths (e.g. int then float): give it "
+        "one type from the start (0.0 instead of 0).",
+    ),
+)
+
+
+def _learner_line(text: str, fn) -> tuple[int, str] | None:
+    """(line, source) of the last place in the learner's file that Numba's message points at."""
+    import linecache
+    import re
+
+    filename = fn.__code__.co_filename
+    found = None
+    for pattern in (r'File "([^"]+)", line (\d+)', r"at (\S+) \((\d+)\)"):
+        for m in re.finditer(pattern, text):
+            if m.group(1) == filename:
+                found = int(m.group(2))
+    if found is None:
+        return None
+    return found, linecache.getline(filename, found).strip()
+
+
+def _explain(e, fn=None) -> str:
     text = str(e)
     lines = [ln for ln in text.splitlines() if ln.strip()]
     short = "\n".join("    " + ln for ln in lines[:14])
-    hint = next((h for k, h in _HINTS if k in text), None)
+    plain = next((h for test, h in _PLAIN if test(text)), None)
+    hint = None if plain else next((h for k, h in _HINTS if k in text), None)
+    where = _learner_line(text, fn) if fn is not None else None
     msg = (
         f"Real Numba cannot compile this kernel for a GPU ({type(e).__name__}), so it would not run on "
-        f"Colab's T4 or any GPU, whatever the simulator says.\nNumba says:\n{short}"
+        "Colab's T4 or any GPU, whatever the simulator says."
     )
+    if where:
+        msg += f"\nAt line {where[0]}: `{where[1]}`"
+    if plain:
+        msg += f"\nIn plain words: {plain}"
+    msg += f"\nNumba says:\n{short}"
     if hint:
         msg += f"\nLikely cause: {hint}"
     return msg

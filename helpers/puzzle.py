@@ -24,6 +24,7 @@ __all__ = [
     "Puzzle",
     "Rule",
     "RunRecord",
+    "edge_sizes",
     "make_stub",
     "strip_markers",
 ]
@@ -122,6 +123,26 @@ class Puzzle:
         if not self.hints:
             return "No hints for this one."
         return "\n".join(f"Hint {i + 1}: {h}" for i, h in enumerate(self.hints[:n]))
+
+
+def edge_sizes(
+    rng: np.random.Generator, typical: int, block: int, largest: tuple[int, int], *, smallest: int = 1
+) -> list[int]:
+    """Sizes for a puzzle's cases, drawn per seed: `typical` first (case 0, the one `puzzles.show`
+    draws and the notebook's prose may name), then, shuffled, the edges around one block
+    (`smallest`, block-1, block, block+1), a few blocks plus a remainder, and the largest, drawn from
+    `largest` (inclusive) so that no single size, nor the largest, is the same on every seed."""
+    rng = rng.spawn(1)[0]  # its own stream: the data drawn from `rng` stay what they were
+    lo, hi = largest
+    several = int(rng.integers(2 * block + 1, max(2 * block + 2, min(hi, 4 * block))))
+    edges = [smallest, block - 1, block, block + 1, several, int(rng.integers(lo, hi + 1))]
+    edges = [e for e in edges if smallest <= e <= hi]
+    rng.shuffle(edges)
+    out = [typical]
+    for e in edges:
+        if e not in out:
+            out.append(e)
+    return out
 
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"

@@ -68,7 +68,8 @@ ADVICE = {
     "global_reads": "Global memory is the slow part: load each value once (into a register or shared "
     "memory) and reuse it.",
     "global_writes": "Write each output element once, from one thread, after the result is complete.",
-    "shared_reads": "Read fewer shared values per thread: keep partial results in registers.",
+    "shared_reads": "Read fewer shared values per thread: share the work among the block's threads, each "
+    "reading only what its own step needs.",
     "shared_writes": "Write fewer shared values per thread.",
 }
 COUNTS = {
@@ -150,11 +151,14 @@ def global_atomics_per_block(limit: Limit) -> Rule:
     )
 
 
-def min_coalescing(limit: Limit) -> Rule:
-    """Every source line's global accesses move at most 1/limit times the fewest 32-byte sectors."""
+def min_coalescing(limit: Limit, arrays: tuple[str, ...] | None = None) -> Rule:
+    """Every source line's global accesses (to `arrays` only, when given) move at most 1/limit times
+    the fewest 32-byte sectors."""
 
     def evaluate(run, lim):
         for (line, arr), (moved, ideal) in sorted(metrics.coalescing_by_line(run.trace).items()):
+            if arrays is not None and arr not in arrays:
+                continue
             if moved and ideal / moved < lim:
                 return Finding(
                     "min_coalescing",
@@ -239,6 +243,67 @@ def min_occupancy(target: Limit, registers: int = 32) -> Rule:
         )
 
     return Rule("occupancy", "T4 occupancy", target, evaluate, "access", "block")
+
+
+def min_shared_readers(fraction: Limit = 0.5) -> Rule:
+    """A parallel reduction: in every block, at least `fraction` of the threads that loaded an input
+    value from global memory also read shared memory (take part in the adding). One thread summing
+    the block's values in a loop (its running total in a register) breaks it whatever it reads."""
+
+    def values(trace):
+        readers = (trace.counts(space="shared", kind=READ) > 0).sum(axis=1)
+        return readers
+
+    def evaluate(run, lim):
+        trace = run.trace
+        readers = values(trace)
+        loaders = (trace.counts(space="global", kind=READ) > 0).sum(axis=1)
+        need = np.floor(loaders * lim).astype(int)
+        short = np.nonzero(readers < need)[0]
+        if not short.size:
+            return None
+        b = int(short[0])
+        return Finding(
+            "shared_readers",
+            int(readers[b]),
+            int(need[b]),
+            f"block {trace.block_index(b)} loaded {int(loaders[b])} values but only {int(readers[b])} of its "
+            f"threads read shared memory to add them up (at least {int(need[b])} should): one thread adding "
+            "the values one after another takes one step per value, while a tree takes log2 of that. In "
+            "each step let half of the still-active threads add a partner's partial sum to their own "
+            "(stride TPB/2, TPB/4, ..., 1), with a barrier after every step.",
+            "counts",
+        )
+
+    return Rule(
+        "shared_readers", "threads that read shared per block", fraction, evaluate, "counts", "block", values
+    )
+
+
+def outputs_via_shared(limit: Limit = 1) -> Rule:
+    """Every thread that writes global memory read at least `limit` values from shared memory first:
+    the data goes global -> shared -> global, as the exercise teaches."""
+
+    def evaluate(run, lim):
+        trace = run.trace
+        writes = trace.counts(space="global", kind=WRITE)
+        sreads = trace.counts(space="shared", kind=READ)
+        bad = (writes > 0) & (sreads < lim)
+        if not bad.any():
+            return None
+        blk, thr = np.unravel_index(int(np.argmax(bad)), bad.shape)
+        return Finding(
+            "outputs_via_shared",
+            int(sreads[blk, thr]),
+            lim,
+            f"thread {trace.thread_index(int(thr))} of block {trace.block_index(int(blk))} wrote its output "
+            f"without reading shared memory: here every value must travel global -> shared -> global. "
+            "Copy your element into the shared array, `cuda.syncthreads()`, then compute the output from "
+            "the shared array.",
+            "access",
+        )
+
+    return Rule("outputs_via_shared", "shared reads per writing thread", limit, evaluate, "access", "thread")
 
 
 @dataclass(frozen=True)

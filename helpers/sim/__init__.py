@@ -57,6 +57,7 @@ def launch(
     max_steps: int | None = None,
     timeout: float | None = None,
     deadline: float | None = None,
+    defer_uninit: bool = False,
     options: Options | None = None,
 ) -> Launch:
     """Run `kernel[grid, block, 0, shared_bytes](*args)` on the simulator (see helpers/README.md).
@@ -74,6 +75,7 @@ def launch(
             max_steps=max_steps,
             timeout=timeout,
             deadline=deadline,
+            defer_uninit=defer_uninit,
         )
     run = Run(kernel, grid, block, tuple(args), options)
     run.execute()

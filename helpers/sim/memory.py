@@ -231,7 +231,11 @@ class SimArray:
         st = self.st
         run = st.run
         if st.init is not None and not st.init[flat]:
-            run.fail(self._uninit(idx, 1))
+            if run.opts.defer_uninit:
+                if len(run.deferred) < 4:
+                    run.deferred.append(self._uninit(idx, 1))
+            else:
+                run.fail(self._uninit(idx, 1))
         c = run.cur.actor
         if st.checked:
             s = st.acc.get(flat)

@@ -34,6 +34,9 @@ class Options:
     max_steps: int | None = None
     timeout: float | None = None
     deadline: float | None = None  # time.monotonic() by which to stop (a whole check's budget)
+    # uninitialised reads noted and run past (the read returns the poison value) instead of raised at
+    # once: a race or divergence later in the run then leads (`.secondary` holds the reads)
+    defer_uninit: bool = False
 
     def resolved(self) -> "Options":
         """These options with the limits left unset taken from `config`."""

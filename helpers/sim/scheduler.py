@@ -81,6 +81,7 @@ class Run:
         self.spin_probe: tuple | None = None  # the last look for a spin-wait (spin.py)
         self.warp_pending = False  # some thread waits at a warp operation
         self.held = False  # some thread holds back a diagnostic (see `fail`)
+        self.deferred: list = []  # uninitialised reads run past (Options.defer_uninit), first few
         self.any_spin = False  # some thread of the block is in state SPIN
         self.coop = grid.uses_grid_sync(self.fn0)  # blocks run together, for a grid barrier
         self.parked: dict = {}  # block -> its saved state, while it waits at the grid barrier
@@ -147,14 +148,35 @@ class Run:
         self, st: Any, flat: int, idx: Any, verb: str, other: tuple, other_verb: str, depth: int
     ) -> E.SimulatorError:
         c = self.cur.actor
+        both_write = verb != "reads" and other_verb != "read"
         where = "in the same barrier interval (no cuda.syncthreads() between them)"
         fix = "Put a cuda.syncthreads() between the two accesses, or give each thread its own element."
+        if both_write and "atomic" not in verb + other_verb:
+            # advice that fits the race: several writers of one element want one writer, not a barrier
+            fix = (
+                "Several threads write this one element: let one thread write it (e.g. under "
+                "`if cuda.threadIdx.x == 0:`, once the value is complete), or, if each adds its share, "
+                "use cuda.atomic.add."
+            )
+        elif c[1] > 0 or other[1] > 0:  # the block already passed a barrier: one more is missing
+            fix = (
+                "Your kernel has cuda.syncthreads() already, but none between these two accesses: the "
+                "step that overwrites values other threads still read (or reads values not yet "
+                "written) needs its own barrier; in a loop over tiles or steps, often a second one at "
+                "the end of each trip."
+            )
         if other[0] != c[0]:
             where = "in another block"
             fix = (
                 "Blocks cannot wait for each other inside a kernel and run in any order: give each "
                 "element one owner block, or use cuda.atomic for accumulations."
             )
+            if other[4] == c[4]:  # the same thread of two blocks: the index leaves out the block
+                fix = (
+                    "The same thread of two different blocks touched the same element: the index "
+                    "probably leaves out cuda.blockIdx (e.g. i = cuda.blockIdx.x * cuda.blockDim.x + "
+                    "cuda.threadIdx.x), so every block works on the same elements."
+                )
         elif other[2] == c[2] and other[1] == c[1]:
             fix += (
                 " Lanes of one warp do not run in lockstep on Volta and later GPUs: cuda.syncwarp() "
@@ -436,14 +458,14 @@ class Run:
             limit = max(0.001, min(limit or float("inf"), self.opts.deadline - time.monotonic()))
         self.timeout = limit
         timer = threading.Timer(limit, watchdog) if limit else None
-        if timer:
-            timer.daemon = True
-            timer.start()
         # the launch allocates millions of small objects (records, actors) and no cycles worth
         # collecting before it ends: the cyclic collector would only rescan them, over and over
         gc_was = gc.isenabled()
         gc.disable()
         try:
+            if timer:  # started inside the try: a deadline almost spent may fire at once
+                timer.daemon = True
+                timer.start()
             if self.coop:
                 self._run_grid()
             else:
@@ -459,6 +481,8 @@ class Run:
             ) from None
         except E.SimulatorError as err:
             err.trace = self.trace()
+            if self.deferred and err is not self.deferred[0]:
+                err.secondary = list(self.deferred)
             raise
         finally:
             if gc_was:
@@ -471,6 +495,10 @@ class Run:
                     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(main), None)
         for orig, data in self.writeback:
             orig[...] = data
+        if self.deferred:  # the run went to its end: its outputs are there to judge the read by
+            err = self.deferred[0]
+            err.trace, err.completed = self.trace(), True
+            raise err
         return self
 
     def trace(self) -> Trace | None:

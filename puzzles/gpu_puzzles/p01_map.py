@@ -3,7 +3,7 @@
 import numpy as np
 from numba import cuda
 
-from helpers.puzzle import Budget, Case, Puzzle
+from helpers.puzzle import Budget, Case, Puzzle, edge_sizes
 
 
 @cuda.jit
@@ -19,9 +19,10 @@ def spec(a):
 
 
 def cases(rng):
-    # One block of exactly len(a) threads; the length changes from case to case.
+    # One block of exactly len(a) threads; the length changes from case to case and from seed to
+    # seed: 1, around a warp (31, 32, 33), a few warps, and up to 128.
     out = []
-    for n in (5, 13, 32, 47, 3, 100):
+    for n in edge_sizes(rng, 5, 32, (97, 128)):
         a = rng.uniform(-20, 20, n).astype(np.float32)
         out.append(Case(grid=1, block=n, args={"out": np.empty(n, np.float32), "a": a}))
     return out

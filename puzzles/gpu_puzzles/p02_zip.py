@@ -3,7 +3,7 @@
 import numpy as np
 from numba import cuda
 
-from helpers.puzzle import Budget, Case, Puzzle
+from helpers.puzzle import Budget, Case, Puzzle, edge_sizes
 
 
 @cuda.jit
@@ -19,8 +19,9 @@ def spec(a, b):
 
 
 def cases(rng):
+    # one thread per element; sizes drawn per seed around a warp, up to 128
     out = []
-    for n in (6, 17, 32, 4, 45):
+    for n in edge_sizes(rng, 6, 32, (97, 128)):
         a = rng.uniform(-10, 10, n).astype(np.float32)
         b = rng.uniform(-10, 10, n).astype(np.float32)
         out.append(Case(grid=1, block=n, args={"out": np.empty(n, np.float32), "a": a, "b": b}))

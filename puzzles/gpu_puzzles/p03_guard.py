@@ -20,12 +20,17 @@ def spec(a, size):
 
 
 def cases(rng):
-    # (size, threads): always more threads than elements.
-    out = []
-    for n, threads in ((5, 8), (13, 16), (1, 4), (20, 32), (30, 64)):
+    # (size, threads): always more threads than elements; sizes per seed from 1 to threads-1, a
+    # block far larger than the data, and the largest up to 127 of 128 threads.
+    out = [(5, 8)]
+    for t in (4, 16, 32):
+        out.append((int(rng.integers(1, t)), t))
+    out += [(1, int(rng.choice((8, 32)))), (31, 32), (int(rng.integers(64, 128)), 128)]
+    cases = []
+    for n, threads in out:
         a = rng.uniform(-20, 20, n).astype(np.float32)
-        out.append(Case(grid=1, block=threads, args={"out": np.empty(n, np.float32), "a": a, "size": n}))
-    return out
+        cases.append(Case(grid=1, block=threads, args={"out": np.empty(n, np.float32), "a": a, "size": n}))
+    return cases
 
 
 STATEMENT = """\

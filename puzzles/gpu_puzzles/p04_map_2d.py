@@ -21,9 +21,16 @@ def spec(a, size):
 
 
 def cases(rng):
-    # (size, (threads in x, threads in y)): the block covers the matrix with threads to spare.
+    # (size, (threads in x, threads in y)): the block covers the matrix with threads to spare, and
+    # not the same number along x and y; sizes per seed from 1 to 12.
     out = []
-    for n, block in ((2, (3, 3)), (5, (8, 6)), (4, (6, 5)), (7, (8, 8)), (3, (4, 7))):
+    for n in (2, 1, int(rng.integers(3, 6)), int(rng.integers(6, 9)), int(rng.integers(9, 13))):
+        extra = rng.integers(1, 4, 2)
+        if extra[0] == extra[1]:
+            extra[1] += 1
+        block = (n + int(extra[0]), n + int(extra[1]))
+        if n == 2:
+            block = (3, 3)  # case 0: what puzzles.show draws
         a = rng.uniform(-20, 20, (n, n)).astype(np.float32)
         out.append(Case(grid=1, block=block, args={"out": np.empty((n, n), np.float32), "a": a, "size": n}))
     return out

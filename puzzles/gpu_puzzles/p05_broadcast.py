@@ -21,8 +21,13 @@ def spec(a, b, size):
 
 
 def cases(rng):
+    # one block, more threads than needed on each axis (not the same number on both); sizes per seed
     out = []
-    for n, block in ((2, (3, 3)), (5, (8, 6)), (4, (5, 7)), (7, (8, 8)), (3, (6, 4))):
+    for n in (2, 1, int(rng.integers(3, 6)), int(rng.integers(6, 9)), int(rng.integers(9, 13))):
+        extra = rng.integers(1, 4, 2)
+        if extra[0] == extra[1]:
+            extra[0] += 1
+        block = (3, 3) if n == 2 else (n + int(extra[0]), n + int(extra[1]))
         a = rng.uniform(-10, 10, (n, 1)).astype(np.float32)
         b = rng.uniform(-10, 10, (1, n)).astype(np.float32)
         out.append(

@@ -3,7 +3,7 @@
 import numpy as np
 from numba import cuda
 
-from helpers.puzzle import Budget, Case, Puzzle
+from helpers.puzzle import Budget, Case, Puzzle, edge_sizes
 
 
 @cuda.jit
@@ -20,9 +20,13 @@ def spec(a, size):
 
 
 def cases(rng):
-    # (size, threads per block): the grid has just enough blocks; size is rarely a multiple.
+    # (size, threads per block): the grid has just enough blocks; sizes per seed around one block
+    # (1, t-1, t, t+1), a few blocks, and the largest up to 20 blocks.
     out = []
-    for n, threads in ((9, 4), (20, 8), (33, 8), (5, 8), (50, 16)):
+    t = int(rng.choice((4, 8)))
+    sizes = [(9, 4)] + [(n, t) for n in edge_sizes(rng, 9, t, (12 * t, 20 * t))[1:]]
+    sizes.append((int(rng.integers(33, 64)), 16))
+    for n, threads in sizes:
         a = rng.uniform(-20, 20, n).astype(np.float32)
         grid = (n + threads - 1) // threads
         out.append(Case(grid=grid, block=threads, args={"out": np.empty(n, np.float32), "a": a, "size": n}))

@@ -21,9 +21,14 @@ def spec(a, size):
 
 
 def cases(rng):
-    # (size, (threads x, threads y)); the grid covers the matrix, blocks are often not square.
+    # (size, (threads x, threads y)); the grid covers the matrix, blocks are often not square;
+    # sizes per seed: 1, around one block, several blocks, up to 16.
     out = []
-    for n, (bx, by) in ((5, (3, 3)), (10, (4, 4)), (7, (8, 4)), (9, (4, 8)), (3, (4, 4)), (11, (2, 5))):
+    sizes = [(5, (3, 3)), (1, (4, 4))]
+    for lo, hi in ((3, 5), (5, 9), (9, 13), (13, 17)):
+        bx, by = (int(v) for v in rng.choice((2, 3, 4, 5, 8), 2))
+        sizes.append((int(rng.integers(lo, hi)), (bx, by)))
+    for n, (bx, by) in sizes:
         a = rng.uniform(-20, 20, (n, n)).astype(np.float32)
         grid = ((n + bx - 1) // bx, (n + by - 1) // by)
         out.append(

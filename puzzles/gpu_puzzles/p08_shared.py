@@ -4,7 +4,8 @@ import numba
 import numpy as np
 from numba import cuda
 
-from helpers.puzzle import Budget, Case, Puzzle
+from helpers.puzzle import Budget, Case, Puzzle, edge_sizes
+from helpers.rules import outputs_via_shared
 
 TPB = 8  # threads per block; also the length of the shared array
 
@@ -29,7 +30,8 @@ def spec(a, size):
 
 def cases(rng):
     out = []
-    for n in (13, 20, 5, 33, 16):
+    # sizes per seed: 1, TPB-1, TPB, TPB+1, a few blocks, up to 8 blocks
+    for n in edge_sizes(rng, 13, TPB, (41, 64)):
         a = rng.uniform(-20, 20, n).astype(np.float32)
         out.append(
             Case(
@@ -43,7 +45,8 @@ STATEMENT = f"""\
 Once more `out[i] = a[i] + 10` over several blocks of `TPB = {TPB}` threads, but this time every
 value travels through **shared memory**: each thread copies its element of `a` into `cache`, a
 `TPB`-long array that all threads of one block share (each block has its own copy), then reads it
-back from `cache`, adds 10 and writes `out`.
+back from `cache`, adds 10 and writes `out`. A kernel that skips shared memory is rejected: every
+thread that writes `out` must have read `cache`.
 
 `cuda.shared.array(TPB, numba.float32)` needs a size known when the kernel compiles, which is why
 `TPB` is a module-level constant. Shared memory starts out holding garbage, and other threads'
@@ -69,6 +72,7 @@ PUZZLES = [
             "thread reach `cuda.syncthreads()`.",
         ),
         budget=Budget(global_reads=1, global_writes=1, shared_reads=1, shared_writes=1, shared_bytes=TPB * 4),
+        rules=(outputs_via_shared(1),),
         chapter="puzzles",
     )
 ]

@@ -4,7 +4,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from helpers.puzzle import Budget, Case, Puzzle
+from helpers.puzzle import Budget, Case, Puzzle, edge_sizes
 
 TPB = 8
 CACHE = TPB + 2  # shared-array lengths must be plain constants, not expressions
@@ -40,7 +40,8 @@ def spec(a, size):
 
 def cases(rng):
     out = []
-    for n in (13, 6, 20, 31, 17):
+    # sizes per seed: 1, TPB-1, TPB, TPB+1, a few blocks, up to 8 blocks
+    for n in edge_sizes(rng, 13, TPB, (41, 64)):
         a = rng.uniform(-10, 10, n).astype(np.float32)
         out.append(
             Case(

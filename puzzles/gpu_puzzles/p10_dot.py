@@ -30,8 +30,9 @@ def spec(a, b, size):
 
 
 def cases(rng):
+    # size <= TPB: 1, TPB-1, TPB and others, per seed
     out = []
-    for n in (8, 5, 3, 7, 1, 6):
+    for n in (8, 1, TPB - 1, int(rng.integers(2, TPB - 1)), int(rng.integers(2, TPB + 1)), TPB):
         a = rng.uniform(-5, 5, n).astype(np.float32)
         b = rng.uniform(-5, 5, n).astype(np.float32)
         out.append(Case(grid=1, block=TPB, args={"out": np.empty(1, np.float32), "a": a, "b": b, "size": n}))

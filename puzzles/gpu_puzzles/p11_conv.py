@@ -4,7 +4,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from helpers.puzzle import Budget, Case, Puzzle
+from helpers.puzzle import Budget, Case, Puzzle, edge_sizes
 
 TPB = 8
 MAX_CONV = 4
@@ -47,8 +47,12 @@ def _weights(rng, n):
 
 
 def cases(rng):
+    # a_size per seed: 1, around one block, several blocks, up to 8 blocks; b_size 1..MAX_CONV,
+    # MAX_CONV always among them (the longest halo), sometimes longer than a itself
     out = []
-    for a_size, b_size in ((15, 4), (6, 3), (20, 2), (7, 1), (19, 4), (12, 3)):
+    sizes = edge_sizes(rng, 15, TPB, (41, 64))
+    widths = [4, MAX_CONV, 1] + [int(w) for w in rng.integers(1, MAX_CONV + 1, len(sizes))]
+    for a_size, b_size in zip(sizes, widths):
         a = rng.uniform(-5, 5, a_size).astype(np.float32)
         out.append(
             Case(

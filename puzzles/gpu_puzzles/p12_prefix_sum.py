@@ -1,10 +1,12 @@
-"""Puzzle 12, Prefix sum (block sums): a tree reduction in shared memory."""
+"""Puzzle 12, Block sum (named `prefix_sum` in the original GPU Puzzles): a tree reduction in shared
+memory."""
 
 import numba
 import numpy as np
 from numba import cuda
 
-from helpers.puzzle import Budget, Case, Puzzle
+from helpers.puzzle import Budget, Case, Puzzle, edge_sizes
+from helpers.rules import min_shared_readers
 
 TPB = 8
 STEPS = 3  # log2(TPB): halvings until one number is left
@@ -40,8 +42,9 @@ def spec(a, size):
 
 
 def cases(rng):
+    # sizes per seed: 1, TPB-1, TPB, TPB+1, a few blocks, up to 8 blocks
     out = []
-    for n in (13, 8, 5, 20, 31, 40):
+    for n in edge_sizes(rng, 13, TPB, (41, 64)):
         a = rng.uniform(-10, 10, n).astype(np.float32)
         nblocks = (n + TPB - 1) // TPB
         out.append(
@@ -57,15 +60,17 @@ of the whole array.
 
 Do it the parallel way, in {STEPS} steps: in each step half of the still-active threads add a
 partner's partial sum to their own, so {TPB} numbers become {TPB // 2}, then {TPB // 4}, then 1.
-The shared-read budget enforces it: one thread adding up all {TPB} values alone reads
-{TPB} times, more than the {2 * STEPS + 1} allowed.
+One thread adding up all {TPB} values alone is rejected, however few shared reads it makes (even
+with its running total in a register): in every block at least half of the threads that loaded a
+value must take part in the adding. (The original GPU Puzzles call this one "prefix sum"; it is a
+block sum, a reduction. A real prefix sum, a scan, is the subject of PMPP chapter 11.)
 Budget per thread: 1 global read, 1 global write, {2 * STEPS + 1} shared reads;
 {TPB * 4} bytes of shared memory per block."""
 
 PUZZLES = [
     Puzzle(
         name="prefix_sum",
-        title="Puzzle 12: Prefix sum (block sums)",
+        title="Puzzle 12: Block sum",
         statement=STATEMENT,
         outputs=("out",),
         spec=spec,
@@ -81,6 +86,7 @@ PUZZLES = [
             "At the end slot 0 holds the block's sum; one thread writes it to `out[cuda.blockIdx.x]`.",
         ),
         budget=Budget(global_reads=1, global_writes=1, shared_reads=2 * STEPS + 1, shared_bytes=TPB * 4),
+        rules=(min_shared_readers(0.5),),
         rtol=1e-4,
         atol=1e-4,
         chapter="puzzles",

@@ -5,6 +5,7 @@ import numpy as np
 from numba import cuda
 
 from helpers.puzzle import Budget, Case, Puzzle
+from helpers.rules import min_shared_readers
 
 TPB = 8
 STEPS = 3  # log2(TPB)
@@ -37,9 +38,12 @@ def spec(a, size):
 
 
 def cases(rng):
-    # (rows, size): rows and row length differ, and the row is often shorter than the block.
+    # (rows, size): size <= TPB per seed (1, TPB-1, TPB and between), rows 1 to 9; the row is often
+    # shorter than the block.
     out = []
-    for rows, n in ((4, 6), (3, 8), (5, 3), (1, 7), (7, 5)):
+    sizes = [(4, 6), (int(rng.integers(1, 4)), 1), (int(rng.integers(2, 6)), TPB - 1), (1, TPB)]
+    sizes += [(int(rng.integers(5, 10)), TPB), (int(rng.integers(1, 8)), int(rng.integers(2, TPB)))]
+    for rows, n in sizes:
         a = rng.uniform(-10, 10, (rows, n)).astype(np.float32)
         out.append(
             Case(
@@ -57,7 +61,9 @@ STATEMENT = f"""\
 
 The launch is `kernel[(1, rows), ({TPB}, 1)]`: one block per row, the row number is
 `cuda.blockIdx.y`, and thread `cuda.threadIdx.x` of that block owns column `local_i` of the row
-(`size <= TPB = {TPB}`, so some threads own nothing). Reduce in shared memory as in Puzzle 12.
+(`size <= TPB = {TPB}`, so some threads own nothing). Reduce in shared memory as in Puzzle 12: one
+thread adding up the row alone is rejected (at least half of the threads that loaded a value must
+take part in the adding).
 Budget per thread: 1 global read, 1 global write, {2 * STEPS + 1} shared reads;
 {TPB * 4} bytes of shared memory per block."""
 
@@ -76,6 +82,7 @@ PUZZLES = [
             "`out` is 2-D as well, with a single column.",
         ),
         budget=Budget(global_reads=1, global_writes=1, shared_reads=2 * STEPS + 1, shared_bytes=TPB * 4),
+        rules=(min_shared_readers(0.5),),
         rtol=1e-4,
         atol=1e-4,
         chapter="puzzles",

@@ -4,7 +4,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from helpers.puzzle import Budget, Case, Puzzle
+from helpers.puzzle import Budget, Case, Puzzle, edge_sizes
 
 TPB = 8  # tile width; blocks are TPB x TPB threads
 
@@ -48,9 +48,10 @@ def _tiles(case):
 
 
 def cases(rng):
-    # One block first (smaller than, then equal to, a tile), then several tiles, size not a multiple.
+    # sizes per seed: 1, TPB-1, TPB, TPB+1, two tiles and a bit, and the largest, 4 tiles or more
+    # (a fixed tile count fails on some case), never a multiple of TPB unless it is TPB itself
     out = []
-    for n in (5, 8, 11, 13, 18):
+    for n in edge_sizes(rng, 5, TPB, (25, 31)):
         a = rng.uniform(-3, 3, (n, n)).astype(np.float32)
         b = rng.uniform(-3, 3, (n, n)).astype(np.float32)
         g = (n + TPB - 1) // TPB

@@ -11,7 +11,7 @@ import numpy as np
 from numba import cuda
 
 from helpers import timing, tuning
-from helpers.puzzle import Budget, Case, Puzzle
+from helpers.puzzle import Budget, Case, Puzzle, edge_sizes
 
 CHAPTER = "pmpp-02"
 
@@ -76,18 +76,23 @@ def _case(rng, n, grid, block):
 
 def cases_one_per_thread(rng):
     # enough blocks to cover n, n never a multiple of the block
-    return [
-        _case(rng, n, math.ceil(n / tpb), tpb)
-        for n, tpb in ((100, 32), (7, 32), (257, 64), (1000, 128), (65, 16))
-    ]
+    # sizes per seed around the block (1, tpb-1, tpb, tpb+1), several blocks, up to ~16 blocks
+    tpb = int(rng.choice((32, 64)))
+    sizes = [(100, 32)] + [(n, tpb) for n in edge_sizes(rng, 100, tpb, (8 * tpb + 1, 16 * tpb))[1:]]
+    return [_case(rng, n, math.ceil(n / b), b) for n, b in sizes]
 
 
 def cases_grid_stride(rng):
     # deliberately too few threads: every thread must handle several elements
-    return [
-        _case(rng, n, grid, tpb)
-        for n, grid, tpb in ((300, 2, 32), (1000, 3, 64), (5, 1, 32), (777, 4, 16), (130, 2, 64))
-    ]
+    # sizes per seed: fewer elements than threads (1, threads-1), exactly the grid, one more, and
+    # several trips round the loop, up to ~12 per thread
+    grid, tpb = int(rng.integers(1, 4)), int(rng.choice((16, 32, 64)))
+    threads = grid * tpb
+    sizes = edge_sizes(rng, 300, threads, (6 * threads + 1, 12 * threads))[1:]
+    return [_case(rng, 300, 2, 32)] + [_case(rng, n, grid, tpb) for n in sizes]
+
+
+COALESCED = 0.5  # a grid-stride loop is ~100%; a contiguous chunk per thread 20% or less
 
 
 def _per_thread(case, per_element):
@@ -114,12 +119,15 @@ Budget per thread: 2 global reads, 1 global write.""",
     Puzzle(
         name="ch02_vecadd_grid_stride",
         title="PMPP 2: Vector addition with a grid-stride loop",
-        statement="""\
+        statement=f"""\
 Same sum, but the launch has **fewer threads than elements**: the grid is sized to the machine, not
 to the data. Thread `i` handles `i`, then `i + stride`, `i + 2*stride`, ... while the index is below
 `n`, where `stride` is the total number of threads in the grid (`blockDim.x * gridDim.x`).
 Consecutive threads still touch consecutive elements on every trip round the loop, so each warp's
-accesses stay coalesced. Budget per thread: 2 reads and 1 write per element it owns.""",
+accesses stay coalesced. Giving each thread a contiguous chunk of its own (elements `i*k` to
+`i*k + k - 1`) is rejected: neighbouring lanes of a warp would then touch addresses `k` elements
+apart, and every line's global accesses must be at least {COALESCED:.0%} coalesced.
+Budget per thread: 2 reads and 1 write per element it owns.""",
         outputs=("out",),
         spec=spec,
         cases=cases_grid_stride,
@@ -129,7 +137,11 @@ accesses stay coalesced. Budget per thread: 2 reads and 1 write per element it o
             "one thread handles.",
             "`stride = cuda.blockDim.x * cuda.gridDim.x`; loop while `i < n`.",
         ),
-        budget=Budget(global_reads=lambda c: _per_thread(c, 2), global_writes=lambda c: _per_thread(c, 1)),
+        budget=Budget(
+            global_reads=lambda c: _per_thread(c, 2),
+            global_writes=lambda c: _per_thread(c, 1),
+            min_coalescing=COALESCED,
+        ),
         chapter=CHAPTER,
     ),
     Puzzle(

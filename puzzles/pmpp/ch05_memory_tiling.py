@@ -16,7 +16,7 @@ import numpy as np
 from numba import cuda, float32, uint32
 
 from helpers import timing
-from helpers.puzzle import Budget, Case, Puzzle
+from helpers.puzzle import Budget, Case, Puzzle, edge_sizes
 from helpers.timing import specialize
 from puzzles.pmpp.ch03_grids import matmul_kernel, spec_matmul
 
@@ -267,18 +267,32 @@ def _operands(rng, rows, inner, cols):
     }
 
 
+def _shapes(rng) -> list[tuple[int, int, int]]:
+    """SHAPES[0] first (the one pictures show), then shapes drawn per seed: the inner size at the
+    tile's edges (1, TILE-1, TILE, TILE+1), a few tiles, and up to 6 tiles, so a fixed tile count
+    fails; rows and columns from 1 to 20, one of them sometimes a single row or column."""
+    sub = rng.spawn(1)[0]  # its own stream: the operands drawn from `rng` stay what they were
+    out = [SHAPES[0]]
+    for k in edge_sizes(rng, SHAPES[0][1], TILE, (5 * TILE + 1, 6 * TILE))[1:]:
+        r, c = (int(v) for v in sub.integers(1, 21, 2))
+        out.append((r, k, c))
+    one = int(sub.integers(1, len(out)))
+    out[one] = (1, out[one][1], int(sub.integers(2, 21)))
+    return out
+
+
 def cases_tiled(rng):
     return [
         Case(
             grid=(math.ceil(c / TILE), math.ceil(r / TILE)), block=(TILE, TILE), args=_operands(rng, r, k, c)
         )
-        for r, k, c in SHAPES
+        for r, k, c in _shapes(rng)
     ]
 
 
 def cases_dynamic(rng):
     out = []
-    for (r, k, c), tile in zip(SHAPES, (4, 8, 4, 8, 2)):
+    for (r, k, c), tile in zip(_shapes(rng), (4, 8, 4, 8, 2, 4, 8)):
         args = _operands(rng, r, k, c)
         args["tile"] = tile
         out.append(

@@ -22,6 +22,7 @@ from numba import cuda, int32
 
 from helpers import timing
 from helpers.puzzle import Budget, Case, Puzzle
+from helpers.rules import min_coalescing
 from helpers.timing import specialize
 
 # what `from puzzles.pmpp.ch09_histogram import *` gives a notebook: constants only, never a kernel
@@ -223,6 +224,8 @@ def cases_private_global(rng):
     return out
 
 
+COALESCED = 0.5  # the interleaved loop is ~100%; a contiguous run per thread a fraction of that
+
 _COMMON = f"""
 
 `data` holds `n` int32 values in `[0, MAX_VALUE)`; bin `b` of `hist` (`NUM_BINS = {NUM_BINS}`
@@ -274,11 +277,13 @@ addresses `CFACTOR` elements apart: on a GPU that wastes most of each memory tra
 )
 
 INTERLEAVED = (
-    """\
+    f"""\
 **Coarsening, interleaved.** Launch a fixed, modest number of blocks and let each thread walk the
 data with a grid-stride loop: element `i`, `i + gridsize`, `i + 2*gridsize`... In each step the
 lanes of a warp read neighbouring elements (coalesced), and the number of blocks no longer
-depends on `n`. Fill in the counting loop; zeroing and flushing are given."""
+depends on `n`. Fill in the counting loop; zeroing and flushing are given. A contiguous run of
+elements per thread is rejected here: every line's reads of `data` must be at least
+{COALESCED:.0%} coalesced."""
     + _COMMON
     + _FLUSH
 )
@@ -307,6 +312,8 @@ index."""
 )
 
 _PRIVATE = Budget(global_atomics_per_block=NUM_BINS, shared_bytes=NUM_BINS * 4)
+# the reads of `data` must be coalesced (the flush's atomics skip empty bins: sparse by nature)
+_INTERLEAVED = (min_coalescing(COALESCED, arrays=("data",)),)
 
 PUZZLES = [
     Puzzle(
@@ -373,6 +380,7 @@ PUZZLES = [
         reference=hist_coarse_interleaved,
         zeroed=("hist",),
         budget=_PRIVATE,
+        rules=_INTERLEAVED,
         chapter="pmpp-09",
         hints=(
             "`for i in range(cuda.grid(1), n, cuda.gridsize(1)):`",
@@ -389,6 +397,7 @@ PUZZLES = [
         reference=hist_aggregated,
         zeroed=("hist",),
         budget=_PRIVATE,
+        rules=_INTERLEAVED,
         chapter="pmpp-09",
         hints=(
             "Two registers: the bin of the current run (start with -1: no bin) and its length.",

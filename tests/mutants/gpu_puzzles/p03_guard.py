@@ -61,8 +61,16 @@ def guard_grid_stride(out, a, size):
         out[k] = a[k] + 10
 
 
+@cuda.jit
+def guard_literal_size(out, a, size):
+    i = cuda.threadIdx.x
+    if i < 5:  # the size of case 0, hard-coded
+        out[i] = a[i] + 10
+
+
 MUTANTS = {
     "guard": [
+        ("literal_size", guard_literal_size, *OOB),
         ("missing", guard_missing, *OOB),
         ("off_by_one", guard_off_by_one, *OOB),
         ("against_block", guard_against_block, *OOB),

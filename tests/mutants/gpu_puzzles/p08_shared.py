@@ -103,6 +103,23 @@ def shared_zero_padded(out, a, size):
         out[i] = cache[t] + 10
 
 
+@cuda.jit
+def shared_skipped(out, a, size):
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    if i < size:  # right answer, but shared memory never used
+        out[i] = a[i] + 10
+
+
+@cuda.jit
+def shared_written_not_read(out, a, size):
+    cache = cuda.shared.array(TPB, numba.float32)
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    if i < size:
+        v = a[i]
+        cache[cuda.threadIdx.x] = v
+        out[i] = v + 10  # the register copy, not the shared one
+
+
 MUTANTS = {
     "shared": [
         ("global_index_in_shared", shared_global_index_in_shared, *OOB),
@@ -111,6 +128,8 @@ MUTANTS = {
         ("read_before_load", shared_read_before_load, *UNINIT),
         ("zero_out_first", shared_zero_out_first, *over("global_writes")),
         ("oversized", shared_oversized, *over("shared_bytes")),
+        ("skipped", shared_skipped, *over("outputs_via_shared")),
+        ("written_not_read", shared_written_not_read, *over("outputs_via_shared")),
     ],
 }
 

@@ -162,9 +162,62 @@ def prefix_sum_fold(out, a, size):
         out[cuda.blockIdx.x] = cache[0]
 
 
+@cuda.jit
+def prefix_sum_thread0_register(out, a, size):
+    cache = cuda.shared.array(TPB, numba.float32)
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    local_i = cuda.threadIdx.x
+    v = a[i] if i < size else 0.0
+    cache[local_i] = v
+    cuda.syncthreads()
+    if local_i == 0:  # sequential, its running total in a register: only 7 shared reads
+        total = v
+        for k in range(1, TPB):
+            total += cache[k]
+        out[cuda.blockIdx.x] = total
+
+
+@cuda.jit
+def prefix_sum_kept_fill_me_in(out, a, size):
+    cache = cuda.shared.array(TPB, numba.float32)
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    local_i = cuda.threadIdx.x
+    # FILL ME IN (roughly 13 lines)
+    cache[local_i] = a[i]  # no guard: the last block reads past the end
+    cuda.syncthreads()
+    stride = TPB // 2
+    while stride > 0:
+        if local_i < stride:
+            cache[local_i] += cache[local_i + stride]
+        cuda.syncthreads()
+        stride //= 2
+    if local_i == 0:
+        out[cuda.blockIdx.x] = cache[0]
+
+
+@cuda.jit
+def prefix_sum_unpadded_tree(out, a, size):
+    cache = cuda.shared.array(TPB, numba.float32)
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    local_i = cuda.threadIdx.x
+    if i < size:
+        cache[local_i] = a[i]
+    cuda.syncthreads()
+    stride = TPB // 2
+    while stride > 0:  # only pairs that both exist are added: no padding needed
+        if local_i < stride and i + stride < size:
+            cache[local_i] += cache[local_i + stride]
+        cuda.syncthreads()
+        stride //= 2
+    if local_i == 0:
+        out[cuda.blockIdx.x] = cache[0]
+
+
 MUTANTS = {
     "prefix_sum": [
         ("thread0_loop", prefix_sum_thread0_loop, *over("shared_reads")),
+        ("thread0_register", prefix_sum_thread0_register, *over("shared_readers")),
+        ("kept_fill_me_in", prefix_sum_kept_fill_me_in, *OOB),
         ("missing_sync_in_loop", prefix_sum_missing_sync_in_loop, *RACE),
         ("barrier_in_branch", prefix_sum_barrier_in_branch, *BARRIER),
         ("no_zero_padding", prefix_sum_no_zero_padding, *UNINIT),
@@ -175,7 +228,11 @@ MUTANTS = {
 }
 
 VARIANTS = {
-    "prefix_sum": [("interleaved", prefix_sum_interleaved), ("fold", prefix_sum_fold)],
+    "prefix_sum": [
+        ("interleaved", prefix_sum_interleaved),
+        ("fold", prefix_sum_fold),
+        ("unpadded_tree", prefix_sum_unpadded_tree),
+    ],
 }
 
 SEEDS = {"prefix_sum": (0, 1, 2)}

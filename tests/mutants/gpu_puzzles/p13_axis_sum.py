@@ -143,11 +143,48 @@ def axis_sum_fold(out, a, size):
         out[row, 0] = cache[0]
 
 
+@cuda.jit
+def axis_sum_thread0_register(out, a, size):
+    cache = cuda.shared.array(TPB, numba.float32)
+    row = cuda.blockIdx.y
+    local_i = cuda.threadIdx.x
+    v = a[row, local_i] if local_i < size else 0.0
+    cache[local_i] = v
+    cuda.syncthreads()
+    if local_i == 0:  # sequential, its running total in a register
+        total = v
+        for k in range(1, size):
+            total += cache[k]
+        out[row, 0] = total
+
+
+@cuda.jit
+def axis_sum_literal_size(out, a, size):
+    cache = cuda.shared.array(TPB, numba.float32)
+    row = cuda.blockIdx.y
+    local_i = cuda.threadIdx.x
+    if local_i < 6:  # case 0's row length, hard-coded
+        cache[local_i] = a[row, local_i]
+    else:
+        cache[local_i] = 0.0
+    cuda.syncthreads()
+    stride = TPB // 2
+    while stride > 0:
+        if local_i < stride:
+            cache[local_i] += cache[local_i + stride]
+        cuda.syncthreads()
+        stride //= 2
+    if local_i == 0:
+        out[row, 0] = cache[0]
+
+
 MUTANTS = {
     "axis_sum": [
+        ("literal_size", axis_sum_literal_size, *OOB),
         ("row_from_x", axis_sum_row_from_x, *RACE),
         ("swapped_index", axis_sum_swapped_index, *OOB),
         ("thread0_loop", axis_sum_thread0_loop, *over("shared_reads")),
+        ("thread0_register", axis_sum_thread0_register, *over("shared_readers")),
         ("missing_sync", axis_sum_missing_sync, *NO_BARRIER),
         ("no_zero_padding", axis_sum_no_zero_padding, *UNINIT),
         ("barrier_in_branch", axis_sum_barrier_in_branch, *BARRIER),

@@ -202,8 +202,76 @@ def matmul_grid_index(out, a, b, size):
         out[i, j] = total
 
 
+@cuda.jit
+def matmul_three_tiles(out, a, b, size):
+    # the tile count of the largest size the original puzzle tested (18): fine up to 24
+    a_tile = cuda.shared.array((TPB, TPB), numba.float32)
+    b_tile = cuda.shared.array((TPB, TPB), numba.float32)
+    ty, tx = cuda.threadIdx.y, cuda.threadIdx.x
+    i = cuda.blockIdx.y * TPB + ty
+    j = cuda.blockIdx.x * TPB + tx
+    total = 0.0
+    for t in range(3):
+        k = t * TPB + tx
+        a_tile[ty, tx] = a[i, k] if i < size and k < size else 0.0
+        k = t * TPB + ty
+        b_tile[ty, tx] = b[k, j] if k < size and j < size else 0.0
+        cuda.syncthreads()
+        for kk in range(TPB):
+            total += a_tile[ty, kk] * b_tile[kk, tx]
+        cuda.syncthreads()
+    if i < size and j < size:
+        out[i, j] = total
+
+
+@cuda.jit
+def matmul_while_tiles(out, a, b, size):
+    a_tile = cuda.shared.array((TPB, TPB), numba.float32)
+    b_tile = cuda.shared.array((TPB, TPB), numba.float32)
+    ty, tx = cuda.threadIdx.y, cuda.threadIdx.x
+    i = cuda.blockIdx.y * TPB + ty
+    j = cuda.blockIdx.x * TPB + tx
+    total = 0.0
+    start = 0
+    while start < size:  # tiles counted by their first column, not by their number
+        a_tile[ty, tx] = a[i, start + tx] if i < size and start + tx < size else 0.0
+        b_tile[ty, tx] = b[start + ty, j] if start + ty < size and j < size else 0.0
+        cuda.syncthreads()
+        for kk in range(TPB):
+            total += a_tile[ty, kk] * b_tile[kk, tx]
+        cuda.syncthreads()
+        start += TPB
+    if i < size and j < size:
+        out[i, j] = total
+
+
+@cuda.jit
+def matmul_public_no_second_sync(out, a, b, size):
+    # as 6 of 8 public tiled matmuls: no second barrier, and threads outside the matrix read tile
+    # slots nobody wrote (their totals are never stored): the race must lead
+    a_tile = cuda.shared.array((TPB, TPB), numba.float32)
+    b_tile = cuda.shared.array((TPB, TPB), numba.float32)
+    ty, tx = cuda.threadIdx.y, cuda.threadIdx.x
+    i = cuda.blockIdx.y * TPB + ty
+    j = cuda.blockIdx.x * TPB + tx
+    total = 0.0
+    for t in range((size + TPB - 1) // TPB):
+        if i < size and t * TPB + tx < size:
+            a_tile[ty, tx] = a[i, t * TPB + tx]
+        if t * TPB + ty < size and j < size:
+            b_tile[ty, tx] = b[t * TPB + ty, j]
+        cuda.syncthreads()
+        for kk in range(TPB):
+            if t * TPB + kk < size:
+                total += a_tile[ty, kk] * b_tile[kk, tx]
+    if i < size and j < size:
+        out[i, j] = total
+
+
 MUTANTS = {
     "matmul": [
+        ("public_no_second_sync", matmul_public_no_second_sync, *RACE),
+        ("three_tiles", matmul_three_tiles, *WRONG),
         ("naive", matmul_naive, *over("global_reads")),
         ("never_reads_b", matmul_never_reads_b, *WRONG),
         ("missing_second_sync", matmul_missing_second_sync, *RACE),
@@ -215,7 +283,11 @@ MUTANTS = {
 }
 
 VARIANTS = {
-    "matmul": [("transposed_b_tile", matmul_transposed_b_tile), ("grid_index", matmul_grid_index)],
+    "matmul": [
+        ("while_tiles", matmul_while_tiles),
+        ("transposed_b_tile", matmul_transposed_b_tile),
+        ("grid_index", matmul_grid_index),
+    ],
 }
 
 SEEDS = {"matmul": (0, 1)}

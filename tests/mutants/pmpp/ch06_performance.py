@@ -48,7 +48,7 @@ def transpose_coarse_wrong_step(out, a, h, w):
 
 MUTANTS = {
     "ch06_transpose_tiled": [
-        ("transpose_no_barrier", transpose_no_barrier, KernelDiagnosed, UninitializedRead),
+        ("transpose_no_barrier", transpose_no_barrier, KernelDiagnosed, (DataRace, UninitializedRead)),
         ("transpose_one_guard", transpose_one_guard, KernelDiagnosed, UninitializedRead),
     ],
     "ch06_transpose_coarse": [

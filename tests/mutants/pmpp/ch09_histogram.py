@@ -133,6 +133,42 @@ def hist_aggregated_new_bin(hist, data, n):
             cuda.atomic.add(hist, b, hist_s[b])
 
 
+@cuda.jit
+def hist_contiguous_runs(hist, data, n):
+    hist_s = cuda.shared.array(NUM_BINS, int32)
+    t = cuda.threadIdx.x
+    for b in range(t, NUM_BINS, cuda.blockDim.x):
+        hist_s[b] = 0
+    cuda.syncthreads()
+    per = (n + cuda.gridsize(1) - 1) // cuda.gridsize(1)  # right counts, lanes `per` elements apart
+    start = cuda.grid(1) * per
+    for i in range(start, min(start + per, n)):
+        cuda.atomic.add(hist_s, data[i] // BIN_WIDTH, 1)
+    cuda.syncthreads()
+    for b in range(t, NUM_BINS, cuda.blockDim.x):
+        count = hist_s[b]
+        if count > 0:
+            cuda.atomic.add(hist, b, count)
+
+
+@cuda.jit
+def hist_interleaved_while(hist, data, n):
+    hist_s = cuda.shared.array(NUM_BINS, int32)
+    t = cuda.threadIdx.x
+    for b in range(t, NUM_BINS, cuda.blockDim.x):
+        hist_s[b] = 0
+    cuda.syncthreads()
+    i = cuda.blockIdx.x * cuda.blockDim.x + t
+    while i < n:
+        cuda.atomic.add(hist_s, data[i] // BIN_WIDTH, 1)
+        i += cuda.blockDim.x * cuda.gridDim.x
+    cuda.syncthreads()
+    for b in range(t, NUM_BINS, cuda.blockDim.x):
+        count = hist_s[b]
+        if count > 0:
+            cuda.atomic.add(hist, b, count)
+
+
 MUTANTS = {
     "ch09_hist_private_shared": [
         ("hist_shared_not_atomic", hist_shared_not_atomic, KernelDiagnosed, DataRace),
@@ -144,11 +180,14 @@ MUTANTS = {
     "ch09_hist_coarse_interleaved": [
         ("hist_block_stride", hist_block_stride, WrongAnswer, None),
         ("hist_private_shared", ch09.hist_private_shared, WrongAnswer, None),
+        ("hist_contiguous_runs", hist_contiguous_runs, OverBudget, "min_coalescing"),
     ],
     "ch09_hist_aggregated": [
         ("hist_aggregated_no_last_run", hist_aggregated_no_last_run, WrongAnswer, None),
         ("hist_aggregated_new_bin", hist_aggregated_new_bin, WrongAnswer, None),
     ],
 }
-VARIANTS: dict = {}
+VARIANTS = {
+    "ch09_hist_coarse_interleaved": [("hist_interleaved_while", hist_interleaved_while)],
+}
 SEEDS = {"ch09_hist_private_shared": (5,), "ch09_hist_coarse_interleaved": (5,), "ch09_hist_aggregated": (5,)}

@@ -205,7 +205,7 @@ def shuffle_no_barrier(out, a, n):
 MUTANTS = {
     "ch10_reduce_convergent": [
         ("convergent_barrier_in_if", convergent_barrier_in_if, KernelDiagnosed, BarrierDivergence),
-        ("convergent_no_barrier", convergent_no_barrier, KernelDiagnosed, UninitializedRead),
+        ("convergent_no_barrier", convergent_no_barrier, KernelDiagnosed, (DataRace, UninitializedRead)),
         ("convergent_no_padding", convergent_no_padding, KernelDiagnosed, OutOfBounds),
     ],
     "ch10_reduce_segmented": [
@@ -216,7 +216,7 @@ MUTANTS = {
     "ch10_reduce_shuffle": [
         ("shuffle_shared_tree", shuffle_shared_tree, OverBudget, "shared_reads"),
         ("shuffle_divergent", shuffle_divergent, KernelDiagnosed, WarpDivergence),
-        ("shuffle_no_barrier", shuffle_no_barrier, KernelDiagnosed, UninitializedRead),
+        ("shuffle_no_barrier", shuffle_no_barrier, KernelDiagnosed, (DataRace, UninitializedRead)),
     ],
 }
 VARIANTS: dict = {}
