@@ -4,7 +4,7 @@ function of the case), the message and advice a learner reads, and the view that
 The harness (helpers.check) evaluates the rules of a puzzle after a correct run and raises
 `OverBudget(rule.name, count, limit)` on the first one broken; the counts view draws the per-thread
 and per-block rules from the same table. `Budget(...)` builds the standard rules; a puzzle adds its
-own with `Puzzle(rules=(...))`, e.g. `max_paths_per_warp(1)`.
+own with `Puzzle(rules=(...))`, e.g. `max_paths_per_warp(1)`, `max_bank_conflicts(1)`.
 """
 
 from __future__ import annotations
@@ -189,6 +189,30 @@ def max_paths_per_warp(limit: Limit) -> Rule:
         )
 
     return Rule("paths_per_warp", "paths per warp", limit, evaluate, "paths", "warp")
+
+
+def max_bank_conflicts(limit: Limit) -> Rule:
+    """Every warp-level shared-memory access needs at most `limit` passes (1: conflict-free)."""
+
+    def evaluate(run, lim):
+        trace = run.trace
+        worst = max(metrics.bank_conflicts_by_site(trace), key=lambda s: s.worst, default=None)
+        if worst is None or worst.worst <= lim:
+            return None
+        _, line = metrics.line_of(trace, worst.site)
+        arr = trace.arrays[worst.array].name
+        return Finding(
+            "bank_conflicts",
+            worst.worst,
+            lim,
+            f"line {line}: a warp's access to shared `{arr}` needs {worst.worst} passes, because "
+            f"{worst.worst} of its lanes want different words of one bank (the limit is {lim} "
+            f"pass{'es' if lim != 1 else ''}). Word w is in bank w % 32: arrange the indices so the "
+            "32 lanes' words fall in different banks (pad a 2-D tile's rows, or swizzle its columns).",
+            "banks",
+        )
+
+    return Rule("bank_conflicts", "bank conflict degree", limit, evaluate, "banks", "warp")
 
 
 @dataclass(frozen=True)

@@ -127,6 +127,12 @@ def title(fig, text: str, color=INK, margin: float = 0.0):
     fig.suptitle("\n".join(lines), fontsize=FONT["title"], color=color)
 
 
+def pct(x: float) -> str:
+    """A fraction as a percentage, one decimal only where it matters: 12.5%, 91%, 100%."""
+    v = 100 * float(x)
+    return f"{v:.0f}%" if abs(v - round(v)) < 0.05 or v >= 99.5 else f"{v:.1f}%"
+
+
 def short(text: str, n: int = 70) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= n else text[: n - 1] + "…"

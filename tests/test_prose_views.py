@@ -1,0 +1,82 @@
+"""Every number the notebooks' prose states about a view, computed from the same run the view draws
+(helpers.metrics on case 0), and found in the prose: the text and the picture cannot drift apart."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+import puzzles
+from helpers import metrics
+from helpers.check import run_once
+from helpers.viz import style
+
+SRC = pathlib.Path(__file__).resolve().parents[1] / "notebooks" / "src"
+
+
+def prose(stem: str) -> str:
+    """The notebook source's markdown and comments, on one line per paragraph (wrapping removed)."""
+    text = next(SRC.glob(f"{stem}*.py")).read_text()
+    return " ".join(line.lstrip("# ").strip() for line in text.splitlines())
+
+
+def trace_of(name: str, kernel=None):
+    p = puzzles.get(name)
+    return run_once(p, kernel or p.reference, case=0, seed=0).trace
+
+
+def by_array(items, trace):
+    return {(trace.arrays[s.array].name, s.kind): s for s in items}
+
+
+def full_warps(trace, array: str):
+    return [
+        c
+        for c in metrics.coalescing(trace)
+        if trace.arrays[c.access.array].name == array and len(c.access.lanes) == 32
+    ]
+
+
+# ---------------------------------------------------------------- notebook 05 (PMPP ch 6)
+
+
+def test_05_naive_transpose_numbers():
+    t = trace_of("ch06_transpose_naive")
+    text = prose("05_")
+    assert "Case 0 is a 40 x 36 matrix" in text and tuple(t.array("a").shape) == (40, 36)
+    reads = full_warps(t, "a")
+    assert reads and {(c.sectors, c.ideal) for c in reads} == {(32, 4)}
+    lines = by_array(metrics.coalescing_by_site(t), t)
+    read, write = lines[("a", 0)], lines[("out", 1)]
+    assert style.pct(read.efficiency) == "12.5%" and read.worst == 32
+    assert write.efficiency == 1.0 and write.worst == 4
+    assert "32 sectors where 4 would do: 12.5% efficient, an eighth" in text
+    assert "The write of `out` is ideal: 4 sectors per warp, 100%" in text
+
+
+def test_05_tiled_transpose_numbers():
+    t = trace_of("ch06_transpose_tiled")
+    text = prose("05_")
+    lines = by_array(metrics.coalescing_by_site(t), t)
+    read, write = lines[("a", 0)], lines[("out", 1)]
+    assert {c.sectors for c in full_warps(t, "a")} == {4, 5}
+    assert style.pct(read.efficiency) == "90.9%" and write.efficiency == 1.0
+    assert "needs 4 sectors, or 5 when the row starts in the middle of a sector" in text
+    assert "90.9% over the case, against 12.5% before" in text
+    banks = metrics.bank_conflicts_by_site(t)
+    assert len(banks) == 2 and all(s.worst == 1 for s in banks)
+    assert "Both are conflict-free: one pass each" in text
+
+
+def test_05_unpadded_tile_is_a_32_way_conflict_and_rejected():
+    from helpers.check import OverBudget
+    from tests.mutants.pmpp.ch06_performance import transpose_unpadded
+
+    t = trace_of("ch06_transpose_tiled", transpose_unpadded)
+    worst = {(t.arrays[s.array].name, s.kind): s.worst for s in metrics.bank_conflicts_by_site(t)}
+    assert worst == {("tile", 1): 1, ("tile", 0): 32}
+    assert "a 32-way conflict, 32 passes where 1 would do" in prose("05_")
+    with pytest.raises(OverBudget) as e:
+        puzzles.check("ch06_transpose_tiled", transpose_unpadded, seed=0, gpu=False)
+    assert e.value.field == "bank_conflicts"
