@@ -70,8 +70,9 @@ def test_05_tiled_transpose_numbers():
 
 
 def test_05_unpadded_tile_is_a_32_way_conflict_and_rejected():
+    from mutants.pmpp.ch06_performance import transpose_unpadded
+
     from helpers.check import OverBudget
-    from tests.mutants.pmpp.ch06_performance import transpose_unpadded
 
     t = trace_of("ch06_transpose_tiled", transpose_unpadded)
     worst = {(t.arrays[s.array].name, s.kind): s.worst for s in metrics.bank_conflicts_by_site(t)}
@@ -80,3 +81,30 @@ def test_05_unpadded_tile_is_a_32_way_conflict_and_rejected():
     with pytest.raises(OverBudget) as e:
         puzzles.check("ch06_transpose_tiled", transpose_unpadded, seed=0, gpu=False)
     assert e.value.field == "bank_conflicts"
+
+
+# ---------------------------------------------------------------- notebook 04 (PMPP ch 5)
+
+
+@pytest.mark.parametrize("name", ["ch05_matmul_regtile", "ch05_matmul_prefetch"])
+def test_04_register_tiled_shared_accesses_are_conflict_free(name):
+    """The kernel comment says the padded, transposing stores hit 32 different banks; the banks view
+    the notebook shows (case 1) must agree, and so must every other case."""
+    p = puzzles.get(name)
+    for case in range(len(p.cases(__import__("numpy").random.default_rng(0)))):
+        t = run_once(p, p.reference, case=case, seed=0).trace
+        assert {s.worst for s in metrics.bank_conflicts_by_site(t)} == {1}, (name, case)
+    from puzzles.pmpp import ch05_memory_tiling as ch05
+
+    assert ch05.BK * ch05.PAD == 32  # lane (r, kk) -> bank (kk * PAD + r) % 32: 32 different banks
+    assert "those are 32\n    # different banks" in pathlib.Path(ch05.__file__).read_text()
+
+
+def test_04_intensity_arithmetic():
+    text = prose("04_")
+    assert 2 / 8 == 0.25 and "2 / 8 = 0.25 FLOP per byte" in text
+    assert f"{3.35 * 0.25:.2f}" == "0.84" and "caps it at 0.84 TFLOP/s" in text
+    assert round(67 / 3.35) == 20 and "(67 / 3.35 = 20 FLOP/byte on an H100)" in text
+    assert (16 / 4, 32 / 4) == (4, 8) and "4 at 16 x 16, 8 at 32 x 32" in text
+    assert 128 * 128 / (2 * (128 + 128)) == 32 and "32 at 128 x 128" in text
+    assert "two shared-memory reads per multiply-add" in text

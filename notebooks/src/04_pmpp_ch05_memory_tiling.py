@@ -1,10 +1,16 @@
 # %% [markdown]
 # # PMPP chapter 5: memory architecture and data locality
 #
-# The naive matrix multiplication of chapter 3 does two global loads per multiply-add. At about
-# 3 TB/s of memory bandwidth that caps it near 0.4 TFLOP/s of useful work however many cores the
-# GPU has: the kernel is limited by memory, and the ratio of arithmetic to bytes (its
-# **arithmetic intensity**) is what has to change.
+# The naive matrix multiplication of chapter 3 does two global loads (8 bytes) per multiply-add
+# (2 floating-point operations): its **arithmetic intensity** is 2 / 8 = 0.25 FLOP per byte of
+# global traffic. At 3.35 TB/s (an H100's memory) that caps it at 0.84 TFLOP/s however many cores
+# the GPU has (caches help it somewhat in practice), against 67 TFLOP/s of FP32 arithmetic. The
+# kernel is limited by memory, and the ratio of arithmetic to bytes is what has to change.
+#
+# The **roofline** puts the two limits on one chart: a kernel of intensity `I` FLOP/byte can reach
+# at most `min(peak FLOP/s, I x bandwidth)`. Below the *ridge point*, `peak / bandwidth` (67 / 3.35
+# = 20 FLOP/byte on an H100), memory decides; above it, arithmetic does. Every rung of this
+# chapter's ladder raises `I`.
 #
 # The memory hierarchy gives the means: **registers** (per thread, fastest), **shared memory** (per
 # block, on the SM, a few cycles away, tens to a couple hundred KiB per SM) and **global memory**
@@ -21,16 +27,15 @@ from helpers import timing
 from helpers.check import OverBudget, expect_failure
 from puzzles.pmpp import ch03_grids as ch03
 from puzzles.pmpp import ch05_memory_tiling as ch05
+from puzzles.pmpp.ch05_memory_tiling import *  # its constants: TILE, BM, BN, BK, TM, TN, TX, TY, ...
 
 # %% [markdown]
 # ## Tiled matrix multiplication
 #
 # With `TILE x TILE` blocks, every element a block loads is used `TILE` times, so global traffic
-# drops by a factor of `TILE`. Each step has two phases separated by barriers: everybody loads,
+# drops by a factor of `TILE` and the intensity rises to `TILE / 4` FLOP/byte: 4 at 16 x 16, 8 at
+# 32 x 32, still under the ridge. Each step has two phases separated by barriers: everybody loads,
 # everybody computes. The budget below allows exactly the loads of the tiled algorithm.
-
-# %%
-TILE = ch05.TILE
 
 # %% [markdown] statement:ch05_matmul_tiled
 
@@ -67,21 +72,21 @@ puzzles.check("ch05_matmul_dynamic", dynamic_tiled_matmul_kernel)
 # %% [markdown]
 # ## Register tiling
 #
-# A `32 x 32` tile still does one shared-memory read per multiply-add, and shared memory is not
-# free either. The next level of the hierarchy is the register file: each thread keeps a small
+# The tiled kernel's inner loop, `acc += m_tile[ty, kk] * n_tile[kk, tx]`, does two shared-memory
+# reads per multiply-add, whatever the tile size, and shared memory is not free either: an SM
+# delivers about one warp-wide shared load per clock, while it can issue several warp-wide FP32
+# multiply-adds per clock (four on an H100). At two loads per multiply-add the arithmetic units
+# mostly wait. The next level of the hierarchy is the register file: each thread keeps a small
 # block of outputs in registers and reuses every value it reads from shared memory `TM` or `TN`
-# times. This is thread coarsening (chapter 6) applied to matmul, and it is how fast SGEMM kernels
+# times: `TM + TN` reads feed `TM * TN` multiply-adds (64 for 16 reads at `TM = TN = 8`, four per
+# read). The block tile grows too (`BM x BN` outputs from `BM + BN` loaded values per `k`), which
+# raises the global intensity to `BM * BN / (2 * (BM + BN))` FLOP/byte: 32 at 128 x 128, past the
+# ridge. This is thread coarsening (chapter 6) applied to matmul, and it is how fast SGEMM kernels
 # are built. Numba places a small `cuda.local.array` in registers when every index into it is a
 # constant after loop unrolling, which the loops over `TM` and `TN` (module constants) give.
 #
 # The puzzle runs it with small tiles; the benchmark compiles the same code with `BM = BN = 128`,
 # `BK = 8`, `TM = TN = 8` (256 threads, 64 outputs each) through `ch05.specialize`.
-
-# %%
-BM, BN, BK, TM, TN = ch05.BM, ch05.BN, ch05.BK, ch05.TM, ch05.TN
-TX, TY, NT = ch05.TX, ch05.TY, ch05.NT
-A_LOADS, B_LOADS = ch05.A_LOADS, ch05.B_LOADS
-BM_PAD, M_TILE, N_TILE = ch05.BM_PAD, ch05.M_TILE, ch05.N_TILE
 
 # %% [markdown] statement:ch05_matmul_regtile
 
@@ -150,7 +155,11 @@ print(
 #
 # Every variant is validated against NumPy on ragged shapes, then timed on square matrices next to
 # cuBLAS SGEMM (through CuPy, where installed) in FP32. The goal: the register-tiled kernel at 40%
-# of cuBLAS or better (the prefetching one gets there).
+# of cuBLAS or better (the prefetching one gets there). The bar chart shows the ladder; the roofline
+# puts each rung at its arithmetic intensity (FLOP per byte of global loads its algorithm issues:
+# 0.25 naive, `TILE / 4` tiled, 32 at 128 x 128) under the two roofs measured in the same run, the
+# device copy's bandwidth and cuBLAS's FLOP rate. Points far under their roof are held back by
+# something else than those two: shared-memory loads, latency, occupancy.
 
 # %%
 if timing.skip_reason():
@@ -159,3 +168,13 @@ else:
     rows = ch05.benchmark()
     print(timing.table(rows))
     timing.bar_chart(rows, title="SGEMM (ch. 5)")
+    timing.roofline(rows, title="SGEMM (ch. 5): each rung against the roofline")
+
+# %% [markdown]
+# ## What you proved
+#
+# Once every check above passes, this cell sums up what the checker now vouches for: the puzzles
+# passed in this session, and the known-wrong kernels (from the course's tests) it rejects for them.
+
+# %%
+puzzles.summary("pmpp-05")

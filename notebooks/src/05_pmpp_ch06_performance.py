@@ -222,3 +222,12 @@ else:
     rows = ch06.benchmark()
     print(timing.table(rows))
     timing.bar_chart(rows, title="Transpose: naive vs corner-turned vs coarsened")
+
+# %% [markdown]
+# ## What you proved
+#
+# Once every check above passes, this cell sums up what the checker now vouches for: the puzzles
+# passed in this session, and the known-wrong kernels (from the course's tests) it rejects for them.
+
+# %%
+puzzles.summary("pmpp-06")

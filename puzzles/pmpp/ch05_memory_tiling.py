@@ -20,13 +20,31 @@ from helpers.puzzle import Budget, Case, Puzzle
 from helpers.timing import specialize
 from puzzles.pmpp.ch03_grids import matmul_kernel, spec_matmul
 
+__all__ = [
+    "TILE",
+    "BM",
+    "BN",
+    "BK",
+    "TM",
+    "TN",
+    "TX",
+    "TY",
+    "NT",
+    "A_LOADS",
+    "B_LOADS",
+    "PAD",
+    "BM_PAD",
+    "M_TILE",
+    "N_TILE",
+]
+
 CHAPTER = "pmpp-05"
 TILE = 8
 
 # register tiling: a block computes a BM x BN tile of p; each thread a TM x TN block of it, from
 # rows ty, ty + TY, ... and columns tx, tx + TX, ... (strided, so a warp's shared reads never
 # collide in one bank); k advances BK at a time
-BM, BN, BK, TM, TN = 32, 32, 4, 4, 4
+BM, BN, BK, TM, TN = 32, 32, 8, 4, 4
 
 
 def regtile_constants(bm, bn, bk, tm, tn):
@@ -132,7 +150,10 @@ def regtile_matmul_kernel(p, m, n, rows, inner, cols):
     col0 = cuda.blockIdx.x * BN
     # Flat shared tiles, k-major: element (kk, r) of m's tile is m_tile[kk * BM_PAD + r] (stored
     # transposed so the compute loop reads it like n's), element (kk, c) of n's is n_tile[kk * BN + c].
-    # The padding spreads the transposing stores over all 32 banks.
+    # The stores turn the tile (a warp's 32 lanes store BK values of k for 32 / BK rows), so lane
+    # (r, kk) writes word kk * BM_PAD + r, in bank (kk * PAD + r) % 32 since BM_PAD = BM + PAD and
+    # BM is a multiple of 32. With PAD = 4 and BK = 8 (here and in the benchmark) those are 32
+    # different banks; without the padding, every lane with the same r would share one bank.
     m_tile = cuda.shared.array(M_TILE, float32)
     n_tile = cuda.shared.array(N_TILE, float32)
     acc = cuda.local.array((TM, TN), float32)
@@ -146,18 +167,14 @@ def regtile_matmul_kernel(p, m, n, rows, inner, cols):
             e = t + s * NT
             r = e // BK
             kk = e % BK
-            if row0 + r < rows and k0 + kk < inner:
-                m_tile[kk * BM_PAD + r] = m[row0 + r, k0 + kk]
-            else:
-                m_tile[kk * BM_PAD + r] = 0
+            inside = row0 + r < rows and k0 + kk < inner
+            m_tile[kk * BM_PAD + r] = m[row0 + r, k0 + kk] if inside else float32(0)
         for s in range(B_LOADS):
             e = t + s * NT
             kk = e // BN
             c = e % BN
-            if k0 + kk < inner and col0 + c < cols:
-                n_tile[kk * BN + c] = n[k0 + kk, col0 + c]
-            else:
-                n_tile[kk * BN + c] = 0
+            inside = k0 + kk < inner and col0 + c < cols
+            n_tile[kk * BN + c] = n[k0 + kk, col0 + c] if inside else float32(0)
         cuda.syncthreads()
         for kk in range(BK):
             # One base per k step plus constant offsets: cheap addresses in the hot loop. Unsigned,
@@ -473,6 +490,23 @@ def _launchers():
     ]
 
 
+# FLOP per byte of global loads each variant's algorithm issues: 2 FLOPs per multiply-add; a
+# bm x bn block tile loads bm + bn floats per k for bm * bn multiply-adds (naive: 1 x 1 "tile")
+def intensity(bm: int, bn: int) -> float:
+    return 2 * bm * bn / (4 * (bm + bn))
+
+
+INTENSITY = {
+    "naive (ch. 3)": intensity(1, 1),
+    "tiled 16x16": intensity(16, 16),
+    "tiled 32x32": intensity(32, 32),
+    "dynamic shared, tile 32": intensity(32, 32),
+    "register-tiled 64x64, 4x4/thread": intensity(64, 64),
+    "register-tiled 128x128, 8x8/thread": intensity(128, 128),
+    BEST: intensity(128, 128),
+}
+
+
 def benchmark(scale: float = 1.0) -> list:
     """Validate every variant on ragged shapes, then time it on square matrices against cuBLAS."""
     rng = np.random.default_rng(6)
@@ -503,7 +537,11 @@ def benchmark(scale: float = 1.0) -> list:
         seconds = timing.time_gpu(
             lambda f=launch: f(dp, dm, dn, size, size, size), warmup=1 if slow else 3, reps=5 if slow else 20
         )
-        rows_out.append(timing.Measurement(name, seconds, bytes=3 * 4 * size * size, flops=2 * size**3))
+        rows_out.append(
+            timing.Measurement(
+                name, seconds, bytes=3 * 4 * size * size, flops=2 * size**3, intensity=INTENSITY[name]
+            )
+        )
     # spot-check the big result of the last (best) variant on a few rows
     got = dp.copy_to_host()
     pick = rng.choice(size, 8, replace=False)
@@ -512,4 +550,5 @@ def benchmark(scale: float = 1.0) -> list:
     ceiling = timing.sgemm_ceiling(size)
     if ceiling is not None:
         rows_out.append(ceiling)
+    rows_out.append(timing.copy_ceiling())  # the bandwidth roof of the roofline chart
     return rows_out
