@@ -108,3 +108,18 @@ def test_04_intensity_arithmetic():
     assert (16 / 4, 32 / 4) == (4, 8) and "4 at 16 x 16, 8 at 32 x 32" in text
     assert 128 * 128 / (2 * (128 + 128)) == 32 and "32 at 128 x 128" in text
     assert "two shared-memory reads per multiply-add" in text
+
+
+def test_04_coarsening_and_register_arithmetic():
+    from puzzles.pmpp import ch05_memory_tiling as ch05
+
+    text = prose("04_")
+    t, c, rm = ch05.TILE, ch05.COARSE, ch05.RM
+    assert (t, c) == (8, 2) and "2.7 at `TILE = 8`, `COARSE = 2`, against 2." in text
+    assert f"{2 * c * t / (4 * (1 + c)):.1f}" == "2.7" and t / 4 == 2
+    # the 1-D register-tiled reference really makes RM + 1 shared reads per multiply-add step
+    p = puzzles.get("ch05_matmul_rows")
+    tr = run_once(p, p.reference, case=0, seed=0).trace
+    steps = -(-p.cases(__import__("numpy").random.default_rng(0))[0].args["inner"] // t)
+    assert metrics.thread_counts(tr)["shared_reads"].max() == (rm + 1) * t * steps
+    assert "`RM + 1` shared reads then feed `RM` multiply-adds" in text

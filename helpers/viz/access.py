@@ -32,7 +32,7 @@ LABEL_CELLS = 48  # ... and, when written, the writer's thread id
 BIG_ARRAY = 1024  # arrays with more cells are drawn as one image
 MAX_TEXTS = 500  # cell labels per figure at most (text is what makes drawing slow)
 MAX_EPOCHS = 6  # shared-memory copies (barrier intervals) drawn at most
-MAX_LINES = 120  # read -> write lines per panel; beyond, only one thread's lines (a tangle teaches nothing)
+MAX_LINES = 48  # read -> write lines per panel; beyond, only one thread's lines (a tangle teaches nothing)
 LEGEND_THREADS = 16  # a legend entry per thread up to this many; beyond, tN labels name the writers
 
 
@@ -108,9 +108,10 @@ def _ordinal(n: int) -> str:
 
 def _label(info, epoch: int) -> str:
     shape = "x".join(map(str, info.shape))
-    if info.space == "shared":
-        when = "before any syncthreads" if epoch == 0 else f"after the {_ordinal(epoch)} syncthreads"
-        return f"{info.name}  (shared {info.dtype}[{shape}]), {when}"
+    if info.space == "shared":  # later copies short: a long label would be wider than its array
+        if epoch == 0:
+            return f"{info.name}  (shared {info.dtype}[{shape}]), before any syncthreads"
+        return f"{info.name} after the {_ordinal(epoch)} syncthreads"
     role = {"in": "input", "out": "output", "inout": "in/out"}.get(info.role, info.space)
     return f"{info.name}  ({role} {info.dtype}[{shape}])"
 
@@ -287,8 +288,17 @@ def _draw_panel(
                 cells.append(((x, y), (x + 1, y), (x + 1, y + 1), (x, y + 1)))
             faces.append(face)
         texts += [(x, y, txt, label, face[i]) for x, y, txt, label, i in _cell_texts(trace, lay, p, wr)]
-        style.text(
-            ax, p.x0, p.y0 - 0.25, p.label, fontsize=lay.label_size, ha="left", va="bottom", color=style.INK
+        style.text(  # on a white ground: lines run under an array's label, never through it
+            ax,
+            p.x0,
+            p.y0 - 0.25,
+            p.label,
+            fontsize=lay.label_size,
+            ha="left",
+            va="bottom",
+            color=style.INK,
+            zorder=3,
+            bbox={"fc": "white", "ec": "none", "pad": 0.4, "alpha": 0.9},
         )
     # cells sit above the lines: a line shows between the cells it joins, not across values
     if cells:
@@ -425,6 +435,8 @@ def draw_access_map(
     picked = [thread] if thread is not None and 0 <= thread < trace.nthreads else []
     threads = an.sample(trace.nthreads, max_threads, (list(focus.threads) if focus else []) + picked)
     lay = layout(trace, blocks, focus.extra_epochs if focus else None)
+    if lay.epochs_shown >= 4 and len(blocks) > 2 and not focus:
+        blocks = blocks[:1] + blocks[-1:]  # tall panels: two blocks stay legible, four do not
     lay.right_ids = set(columns(trace)[2])
     lay.shared_ids = set(columns(trace)[1])
     lay.ever_written = {}
@@ -447,12 +459,13 @@ def draw_access_map(
     lay.writer_labels = cell >= 0.3 and (label_cells + value_cells * lay.values) * len(blocks) <= MAX_TEXTS
     lay.label_size = float(np.clip(8 * cell / 0.4, 5, 8))
     lay.cell_size = float(np.clip(6.5 * cell / 0.42, 5, 7))
+    # every thread has its colour (cells of threads left out of the sample too: grey means "several
+    # writers"); only the sampled threads get dots and lines
     if picked:  # one thread stands out: its reads, lines and writes; the others are context
-        colors = {t: style.FADED for t in threads}
+        colors = dict.fromkeys(range(trace.nthreads), style.FADED)
         colors[thread] = style.GOOD
     else:
-        every = style.thread_colors(trace.nthreads, trace.block[0])
-        colors = {t: every[t] for t in threads}
+        colors = dict(enumerate(style.thread_colors(trace.nthreads, trace.block[0])))
 
     legend_w = 1.3 if len(threads) <= LEGEND_THREADS or picked else 1.7
     fig = style.new_figure(max(ncols * pw * cell + legend_w, min_width), nrows * ph * cell + 1.3)
@@ -525,6 +538,10 @@ def draw_access_map(
         )
     if lay.right_ids and lay.values:
         key.append("values: inputs before the launch, outputs after it (· = never written)")
+    if picked:
+        notes.append(
+            f"thread {an.thread_name(trace, thread)} in blue (its reads, lines, writes); others faint"
+        )
     if notes:
         key.append("; ".join(notes))
     style.footnote(fig, *key)
@@ -534,10 +551,6 @@ def draw_access_map(
         margin=legend_w,
         color=style.BAD if focus else style.INK,
     )
-    if picked:
-        notes.append(
-            f"thread {an.thread_name(trace, thread)} in blue (its reads, lines, writes); others faint"
-        )
     _legend(fig, trace, picked or threads, colors, focus, lay.several, bool(wrong_cells))
     return fig
 

@@ -139,5 +139,13 @@ def pct(x: float) -> str:
 
 
 def short(text: str, n: int = 70) -> str:
+    """`text` on one line, at most n characters: cut after the last whole sentence that fits when
+    there is one past half of n, else at a word boundary, never mid-word."""
     text = " ".join(str(text).split())
-    return text if len(text) <= n else text[: n - 1] + "…"
+    if len(text) <= n:
+        return text
+    head = text[: n - 1]
+    end = max(head.rfind(". "), head.rfind(".) "))
+    if end > n // 2:
+        return head[: end + 1] + " …"
+    return (head.rsplit(" ", 1)[0] if " " in head else head) + "…"

@@ -70,6 +70,77 @@ puzzles.show("ch05_matmul_dynamic", dynamic_tiled_matmul_kernel, view="banks", c
 puzzles.check("ch05_matmul_dynamic", dynamic_tiled_matmul_kernel)
 
 # %% [markdown]
+# ## Exercise: thread coarsening
+#
+# Two blocks side by side in a row of `p` load the same tile of `m`. Chapter 6's **thread
+# coarsening** merges such blocks: one block computes `COARSE` output tiles, loading the `m` tile
+# once and reusing it for each. Fewer blocks, and `1 + COARSE` global loads per thread per step
+# where `COARSE` tiled blocks would need `2 * COARSE`. The intensity rises from `TILE / 4` to
+# `2 * COARSE * TILE / (4 * (1 + COARSE))` FLOP/byte: 2.7 at `TILE = 8`, `COARSE = 2`, against 2.
+
+# %% [markdown] statement:ch05_matmul_coarse
+
+# %% kernel:ch05_matmul_coarse
+
+# %%
+puzzles.check("ch05_matmul_coarse", coarse_matmul_kernel)
+
+# %% [markdown]
+# ## Exercise: register tiling in one dimension
+#
+# Coarsening cut the global loads; the shared loads are still two per multiply-add. Now give each
+# thread `RM` outputs of one **column**: every output of the column needs the same `n_tile[kk, tx]`,
+# so it can come from shared memory once per `kk` and be reused from a register `RM` times.
+# `RM + 1` shared reads then feed `RM` multiply-adds. The budget counts shared reads too, so the
+# version that re-reads `n_tile` inside the loop over outputs is turned down:
+
+# %% [markdown] statement:ch05_matmul_rows
+
+# %% kernel:ch05_matmul_rows
+
+# %%
+puzzles.show("ch05_matmul_rows", rows_matmul_kernel, view="counts")
+
+# %%
+puzzles.check("ch05_matmul_rows", rows_matmul_kernel)
+
+
+# %%
+@cuda.jit
+def rows_reads_n_every_time(p, m, n, rows, inner, cols):
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    row0 = cuda.blockIdx.y * TILE + ty * RM
+    col = cuda.blockIdx.x * TILE + tx
+    m_tile = cuda.shared.array((TILE, TILE), float32)
+    n_tile = cuda.shared.array((TILE, TILE), float32)
+    acc = cuda.local.array(RM, float32)
+    for i in range(RM):
+        acc[i] = 0
+    for t in range((inner + TILE - 1) // TILE):
+        for i in range(RM):
+            r = ty * RM + i
+            k = t * TILE + tx
+            m_tile[r, tx] = m[row0 + i, k] if row0 + i < rows and k < inner else float32(0)
+            k = t * TILE + r
+            n_tile[r, tx] = n[k, col] if k < inner and col < cols else float32(0)
+        cuda.syncthreads()
+        for kk in range(TILE):
+            for i in range(RM):
+                acc[i] += m_tile[ty * RM + i, kk] * n_tile[kk, tx]  # n_tile read RM times
+        cuda.syncthreads()
+    for i in range(RM):
+        if row0 + i < rows and col < cols:
+            p[row0 + i, col] = acc[i]
+
+
+expect_failure(OverBudget, puzzles.check, "ch05_matmul_rows", rows_reads_n_every_time)
+
+# %% [markdown]
+# The next rung tiles both dimensions: `TM` outputs down a column times `TN` along a row, so
+# `TM + TN` shared reads feed `TM * TN` multiply-adds.
+
+# %% [markdown]
 # ## Register tiling
 #
 # The tiled kernel's inner loop, `acc += m_tile[ty, kk] * n_tile[kk, tx]`, does two shared-memory
