@@ -472,3 +472,39 @@ def test_short_never_cuts_a_word():
     assert viz.style.short(s, 80) == "Volta and later GPUs run the threads of a warp independently. …"
     cut = viz.style.short("alpha beta gamma delta", 14)
     assert cut == "alpha beta…" and "gam" not in cut
+
+
+def test_prefix_sum_map_shows_every_tree_step():
+    import puzzles
+
+    p = puzzles.get("prefix_sum")
+    run = run_once(p, p.reference, case=0, seed=0)
+    fig = viz.draw(run)
+    titles = [t.get_text() for ax in fig.axes for t in ax.texts]
+    epochs = sorted(
+        set(run.trace.acc["epoch"][run.trace.acc["array"] == run.trace.array("cache").id].tolist())
+    )
+    assert len(epochs) == 5  # log2(8) steps after the load, and the load
+    for e in epochs[1:]:
+        assert any(f"after the {an_ordinal(e)} syncthreads" in t for t in titles), e
+    assert "barrier intervals" not in fig._supxlabel.get_text()
+
+
+def an_ordinal(n):
+    from helpers.viz.access import _ordinal
+
+    return _ordinal(n)
+
+
+def test_paths_legend_names_each_paths_lines():
+    import puzzles
+    from helpers.viz.paths import path_lines
+
+    p = puzzles.get("ch04_parity_branch")
+    run = run_once(p, p.reference, case=0, seed=0)
+    lines = path_lines(run.trace, 0)
+    assert len(lines) == 2 and lines[0] != lines[1]  # odd and even lanes: the two sides of the branch
+    shared = set(lines[0]) & set(lines[1])
+    assert shared and set(lines[0]) - shared and set(lines[1]) - shared
+    texts = _legend_texts(viz.draw(run, "paths"))
+    assert texts[:2] == [f"path {k}: lines {', '.join(map(str, ls))}" for k, ls in enumerate(lines)]
