@@ -508,7 +508,9 @@ def draw_access_map(
             f"{trace.nblocks - len(ran)} of {trace.nblocks} blocks never ran (the run stopped at the fault)"
         )
     if len(blocks) < len(ran):
-        notes.append(f"showing {len(blocks)} of {len(ran)} blocks that ran")
+        notes.append(
+            f"showing {len(blocks)} of {len(ran)} blocks" + (" that ran" if len(ran) < trace.nblocks else "")
+        )
     if wrong_cells:
         notes.append(f"{wrong_cells} output cells shown hold a wrong value (hatched vermillion frame)")
     if len(threads) < trace.nthreads:
