@@ -34,6 +34,7 @@ class Measurement:
     ceiling: bool = False  # this row is the hardware ceiling measured in the same run
     peer: bool = False  # this row is the library call a user would make instead (CuPy, cuBLAS, torch)
     config: str = ""  # the configuration this variant ran with (e.g. chosen by helpers.tuning)
+    intensity: float = 0.0  # FLOP per byte of global traffic the algorithm requests (0: flops / bytes)
 
     @property
     def gbps(self) -> float:
@@ -42,6 +43,13 @@ class Measurement:
     @property
     def gflops(self) -> float:
         return self.flops / self.seconds / 1e9 if self.seconds > 0 else 0.0
+
+    @property
+    def flop_per_byte(self) -> float:
+        """Arithmetic intensity: the algorithm's, where given, else flops over the minimum bytes."""
+        if self.intensity:
+            return self.intensity
+        return self.flops / self.bytes if self.bytes else 0.0
 
 
 # ---------------------------------------------------------------------------- GPU side
@@ -412,5 +420,66 @@ def bar_chart(rows, title):
     if ceil is not None:
         ax.axhline(_rate(ceil, unit), color="tab:red", linestyle="--", label=f"{ceil.name}")
         ax.legend(loc="upper left", fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def roofline_points(rows) -> tuple[float | None, float | None, list]:
+    """(bandwidth GB/s, peak GFLOP/s, [(name, FLOP/byte, GFLOP/s, roof GFLOP/s)]): the measured
+    ceilings of `rows` (a bytes ceiling row and a flops ceiling row; None where missing) and one point
+    per variant that counts flops, with the roof above it, min(peak, intensity x bandwidth)."""
+    bw = _ceiling_for(rows, "bytes")
+    peak = _ceiling_for(rows, "flops")
+    bw_v = bw.gbps if bw else None
+    peak_v = peak.gflops if peak else None
+    points = []
+    for r in rows:
+        if r.ceiling or not r.flops or not r.flop_per_byte:
+            continue
+        roofs = [v for v in (peak_v, r.flop_per_byte * bw_v if bw_v else None) if v]
+        points.append((r.name, r.flop_per_byte, r.gflops, min(roofs) if roofs else None))
+    return bw_v, peak_v, points
+
+
+def roofline(rows, title):
+    """Roofline chart: each variant at (arithmetic intensity, achieved GFLOP/s) on log-log axes, under
+    the bandwidth roof (intensity x the measured copy bandwidth) and the FLOP roof (the measured
+    library peak), both from the same run."""
+    import matplotlib.pyplot as plt
+
+    bw, peak, points = roofline_points(rows)
+    if not points:
+        raise ValueError("no variant counts flops: a roofline needs FLOP/s and an arithmetic intensity")
+    xs = [p[1] for p in points]
+    lo, hi = min(xs) / 4, max(xs) * 4
+    if bw and peak:
+        lo, hi = min(lo, peak / bw / 8), max(hi, peak / bw * 8)
+    grid = np.geomspace(lo, hi, 200)
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    if bw:
+        roof = grid * bw if not peak else np.minimum(grid * bw, peak)
+        ax.plot(
+            grid,
+            roof,
+            color="#222222",
+            lw=2,
+            label=f"roof: {bw:.0f} GB/s copy" + (", FLOP peak" if peak else ""),
+        )
+    if peak:
+        ax.axhline(peak, color="#D55E00", ls="--", lw=1, label=f"measured FLOP peak {peak:.0f} GFLOP/s")
+    if bw and peak:
+        ax.axvline(peak / bw, color="#999999", ls=":", lw=1, label=f"ridge point: {peak / bw:.0f} FLOP/byte")
+    colors = ["#0072B2", "#009E73", "#CC79A7", "#56B4E9", "#E69F00", "#000000", "#F0E442"]
+    for k, (name, x, y, roof_y) in enumerate(points):
+        c = colors[k % len(colors)]
+        share = f" ({y / roof_y:.0%} of its roof)" if roof_y else ""
+        ax.scatter([x], [y], s=45, color=c, zorder=3, label=f"{name}{share}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP per byte of global traffic)")
+    ax.set_ylabel("GFLOP/s")
+    ax.set_title(title)
+    ax.grid(True, which="major", color="#EEEEEE")
+    ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize="small", frameon=False)
     fig.tight_layout()
     return fig

@@ -11,10 +11,13 @@ package on `SEARCH`) defines `PUZZLES`, a list of `helpers.puzzle.Puzzle`.
 
 from __future__ import annotations
 
+import ast
 import importlib
+import pathlib
 import pkgutil
 from typing import Callable
 
+import numpy as np
 from matplotlib.figure import Figure
 
 from helpers import check as harness
@@ -27,6 +30,7 @@ _REGISTRY: dict[str, Puzzle] = {}
 _MODULES: dict[str, str] = {}  # puzzle name -> module name
 _LAST: dict[str, tuple] = {}  # puzzle name -> (kernel, seed, {case: RunRecord}) of the last check
 _SKIP = {"puzzles.bench"}  # tools living in the package
+_PASSED: set[str] = set()  # puzzles whose check passed in this session
 
 
 def _load() -> dict[str, Puzzle]:
@@ -81,6 +85,7 @@ def check(name: str, kernel: Callable, *, seed: int | None = None, gpu: bool | N
         raise
     if result.runs:
         _LAST[name] = (kernel, result.runs[0].seed, {r.case_index: r for r in result.runs})
+    _PASSED.add(name)
     return result
 
 
@@ -93,9 +98,17 @@ def last_run(name: str, kernel: Callable, *, case: int = 0, seed: int | None = N
 
 
 def show(
-    name: str, kernel: Callable, view: str = "access", *, case: int = 0, seed: int | None = None
+    name: str,
+    kernel: Callable,
+    view: str = "access",
+    *,
+    case: int = 0,
+    seed: int | None = None,
+    thread: tuple | int | None = None,
 ) -> Figure:
     """Draw what `kernel` did on case `case` of puzzle `name` (see helpers.viz.draw for the views).
+    `thread=(x, y)` picks one thread of the access map: it is drawn in colour, the others faint.
+    Output cells whose value is wrong are framed in vermillion.
 
     Draws the run the last check of this kernel made when there is one (same case and seed);
     otherwise runs that one case once on the simulator (seed 0 unless given)."""
@@ -103,11 +116,155 @@ def show(
     run = last_run(name, kernel, case=case, seed=seed)
     if run is None:
         run = harness.run_once(get(name), kernel, case=case, seed=0 if seed is None else seed)
-    return viz.draw(run, view)
+    return viz.draw(run, view, wrong=wrong_cells(run), thread=thread)
+
+
+def wrong_cells(run: RunRecord) -> dict:
+    """{output name: flat indices} of the cells of a finished run that differ from the spec."""
+    if run.diagnostic is not None or not run.outputs:
+        return {}
+    want = harness.expected(run.puzzle, run.case, {})
+    out = {}
+    for n, got in run.outputs.items():
+        w = want.get(n)
+        got = np.asarray(got)
+        if w is None or w.shape != got.shape:
+            continue
+        if got.dtype.kind in "iub" or w.dtype.kind in "iub":
+            bad = w != got
+        else:
+            bad = ~np.isclose(got, w, rtol=run.puzzle.rtol, atol=run.puzzle.atol, equal_nan=False)
+        if bad.any():
+            out[n] = np.flatnonzero(bad).tolist()
+    return out
+
+
+# what a registered mutant is caught as: the shorthands of tests/mutants/common.py, then detail names
+_CAUGHT_AS = {
+    "WRONG": "a wrong answer",
+    "OOB": "an out-of-bounds access",
+    "RACE": "a data race",
+    "UNINIT": "a read of memory nobody wrote",
+    "NO_BARRIER": "a missing barrier",
+    "BARRIER": "a barrier not every thread reaches",
+    "READONLY": "a write to an input",
+    "WrongAnswer": "a wrong answer",
+    "OutOfBounds": "an out-of-bounds access",
+    "DataRace": "a data race",
+    "UninitializedRead": "a read of memory nobody wrote",
+    "BarrierDivergence": "a barrier not every thread reaches",
+    "WarpDivergence": "a warp-divergent shuffle or vote",
+    "Deadlock": "a deadlock",
+    "Runaway": "a kernel that never ends",
+    "ReadOnlyWrite": "a write to an input",
+    "CompileRejected": "code Numba cannot compile",
+    "InputModified": "a modified input",
+}
+
+
+def _mutant_kinds(module: str) -> dict[str, list[str]]:
+    """{puzzle: [how each registered mutant is caught]} read (not imported) from the module's
+    mutants file, tests/mutants/<subpackage>/<module>.py in the course checkout; {} without one."""
+    rel = module.split(".", 1)[1].replace(".", "/") + ".py"
+    path = pathlib.Path(__file__).resolve().parents[1] / "tests" / "mutants" / rel
+    try:
+        tree = ast.parse(path.read_text())
+    except (OSError, SyntaxError):
+        return {}
+    table = next(
+        (
+            n.value
+            for n in tree.body
+            if isinstance(n, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "MUTANTS" for t in n.targets)
+            and isinstance(n.value, ast.Dict)
+        ),
+        None,
+    )
+    out: dict = {}
+    for key, value in zip(table.keys if table else (), table.values if table else ()):
+        if not (isinstance(key, ast.Constant) and isinstance(value, ast.List)):
+            continue
+        out[key.value] = [_caught_as(e) for e in value.elts]
+    return out
+
+
+def _caught_as(entry: ast.expr) -> str:
+    parts = entry.elts[2:] if isinstance(entry, ast.Tuple) else []
+    names = []
+    for p in parts:
+        if isinstance(p, ast.Starred):
+            p = p.value
+        if isinstance(p, ast.Call) and getattr(p.func, "id", "") == "over" and p.args:
+            p = ast.Constant("over budget: " + str(getattr(p.args[0], "value", "?")).replace("_", " "))
+        if isinstance(p, ast.Tuple) and p.elts:
+            p = p.elts[0]
+        if isinstance(p, ast.Name):
+            names.append(p.id)
+        elif isinstance(p, ast.Constant) and isinstance(p.value, str):
+            names.append(
+                p.value if p.value.startswith("over") else "over budget: " + p.value.replace("_", " ")
+            )
+    for n in reversed(names):  # the most specific first: the detail, then the exception
+        if n in _CAUGHT_AS:
+            return _CAUGHT_AS[n]
+        if n.startswith("over budget"):
+            return n
+    return "a known mistake"
+
+
+def summary(chapter: str | tuple[str, ...] | None = None) -> None:
+    """Print `summary_text(chapter)`: the last cell of every notebook calls it."""
+    print(summary_text(chapter))
+
+
+def summary_text(chapter: str | tuple[str, ...] | None = None) -> str:
+    """What this session proved for `chapter` (a Puzzle.chapter such as "pmpp-06", or a tuple of
+    them; None: every puzzle checked so far): the puzzles passed, the ones left, and the known-wrong
+    kernels the checker rejects for the passed ones. Computed from this session's checks and the
+    mutants files."""
+    chapters = (chapter,) if isinstance(chapter, str) else tuple(chapter or ())
+    wanted = [n for c in chapters for n in names(c)] if chapters else sorted(_PASSED)
+    passed = [n for n in wanted if n in _PASSED]
+    left = [n for n in wanted if n not in _PASSED]
+    kinds: dict[str, int] = {}
+    caught = 0
+    for n in passed:
+        for how in _mutant_kinds(module_of(n)).get(n, []):
+            kinds[how] = kinds.get(how, 0) + 1
+            caught += 1
+    where = ("chapter " + " and ".join(chapters)) if chapters else "this session"
+    lines = [
+        f"{where}: {len(passed)} of {len(wanted)} puzzles passed"
+        + (": " + ", ".join(passed) if passed else ".")
+    ]
+    if left:
+        lines.append("still to pass: " + ", ".join(left))
+    if caught:
+        top = sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))
+        lines.append(
+            f"For those, the checker rejects the {caught} known-wrong kernels in the course's tests, each "
+            "for its own reason: " + "; ".join(f"{k} ({v})" for k, v in top) + "."
+        )
+    if passed and not left:
+        lines.append("Every check of this notebook passed: your kernels got through all of it.")
+    return "\n".join(lines)
 
 
 def hint(name: str, n: int = 1) -> None:
     print(get(name).hint(n))
 
 
-__all__ = ["SEARCH", "check", "get", "hint", "last_run", "module_of", "names", "reload", "show"]
+__all__ = [
+    "SEARCH",
+    "check",
+    "get",
+    "hint",
+    "last_run",
+    "module_of",
+    "names",
+    "reload",
+    "show",
+    "summary",
+    "summary_text",
+]

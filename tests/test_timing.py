@@ -208,3 +208,47 @@ def test_progress_callback_called_per_measurement(monkeypatch):
         timing.set_progress(None)
     timing._progress_tick()
     assert ticks == [1, 1]
+
+
+def rows_sgemm():
+    n = 4096
+    return [
+        timing.Measurement("naive", 0.5, bytes=3 * 4 * n * n, flops=2 * n**3, intensity=0.25),
+        timing.Measurement("tiled 32", 0.05, bytes=3 * 4 * n * n, flops=2 * n**3, intensity=8.0),
+        timing.Measurement("regtile 128", 0.01, bytes=3 * 4 * n * n, flops=2 * n**3, intensity=32.0),
+        timing.Measurement("cuBLAS (ceiling)", 0.005, flops=2 * n**3, ceiling=True),
+        timing.Measurement("copy (ceiling)", 0.001, bytes=2 * 10**9, ceiling=True),
+    ]
+
+
+def test_roofline_points_use_the_measured_roofs():
+    bw, peak, points = timing.roofline_points(rows_sgemm())
+    assert bw == pytest.approx(2000.0)  # 2 GB in 1 ms
+    assert peak == pytest.approx(2 * 4096**3 / 0.005 / 1e9)
+    by_name = {p[0]: p for p in points}
+    assert set(by_name) == {"naive", "tiled 32", "regtile 128"}  # ceilings are not points
+    name, x, y, roof = by_name["naive"]
+    assert x == 0.25 and y == pytest.approx(2 * 4096**3 / 0.5 / 1e9)
+    assert roof == pytest.approx(0.25 * 2000.0)  # under the bandwidth roof
+    assert by_name["regtile 128"][3] == pytest.approx(min(peak, 32 * 2000.0))
+
+
+def test_roofline_intensity_defaults_to_flops_per_byte():
+    r = timing.Measurement("x", 1.0, bytes=100, flops=400)
+    assert r.flop_per_byte == 4.0
+    assert timing.Measurement("y", 1.0, bytes=100, flops=400, intensity=2.5).flop_per_byte == 2.5
+
+
+def test_roofline_chart_draws_roofs_and_one_point_per_variant():
+    fig = timing.roofline(rows_sgemm(), title="sgemm")
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert len(ax.collections) == 3  # one scatter per variant
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any("GB/s copy" in t for t in labels) and any("FLOP peak" in t for t in labels)
+    assert any(t.startswith("naive (") and "of its roof" in t for t in labels)
+
+
+def test_roofline_without_flops_says_why():
+    with pytest.raises(ValueError, match="no variant counts flops"):
+        timing.roofline(rows_bw(), title="vector add")

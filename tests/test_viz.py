@@ -368,3 +368,143 @@ def test_puzzles_show_draws_every_view(view):
 def test_a_figure_shows_itself_in_jupyter_as_png():
     tr = _launch(_writes_nothing).trace
     assert viz.access_map(tr)._repr_png_().startswith(b"\x89PNG")
+
+
+# ---------------------------------------------------------------- issue 12: details that misled
+
+
+def _legend_texts(fig):
+    out = []
+    for leg in [*fig.legends, *(ax.get_legend() for ax in fig.axes)]:
+        if leg is not None:
+            out += [t.get_text() for t in leg.get_texts()]
+    return out
+
+
+def test_thread_colours_avoid_the_culprit_and_neighbours_differ():
+    assert style_bad_distance(viz.style.thread_colors(6)) > 0.3  # no orange next to vermillion
+    many = viz.style.thread_colors(64, 8)
+    rgb = np.array([matplotlib.colors.to_rgb(c) for c in many]).reshape(8, 8, 3)
+    assert np.abs(np.diff(rgb, axis=1)).sum(-1).min() > 0.15  # left/right neighbours
+    assert np.abs(np.diff(rgb, axis=0)).sum(-1).min() > 0.15  # up/down neighbours
+
+
+def style_bad_distance(colors):
+    bad = np.array(matplotlib.colors.to_rgb(viz.style.BAD))
+    return min(np.abs(np.array(matplotlib.colors.to_rgb(c)) - bad).sum() for c in colors)
+
+
+def test_barrier_divergence_view_shows_who_reached_the_barrier():
+    from mutants.gpu_puzzles.p08_shared import shared_barrier_in_branch
+
+    import puzzles
+    from helpers.check import KernelDiagnosed
+
+    with pytest.raises(KernelDiagnosed) as e:
+        puzzles.check("shared", shared_barrier_in_branch, seed=0, gpu=False)
+    err = e.value.diagnostic
+    assert err.reached and err.exited
+    fig = viz.diagnostic_view(err)
+    texts = _legend_texts(fig)
+    assert f"waited at the barrier ({len(err.reached)})" in texts
+    assert f"exited without reaching it ({len(err.exited)})" in texts
+    render(fig, svg=False)
+
+
+def test_show_frames_wrong_output_cells():
+    from mutants.gpu_puzzles.p01_map import map_times_ten
+
+    import puzzles
+
+    run = puzzles.harness.run_once(puzzles.get("map"), map_times_ten, case=0, seed=0)
+    wrong = puzzles.wrong_cells(run)
+    n = run.case.args["a"].size
+    assert wrong == {"out": list(range(n))}  # every cell is ten times too big
+    fig = puzzles.show("map", map_times_ten, seed=0)
+    assert "wrong value" in _legend_texts(fig)
+    assert f"{n} output cells shown hold a wrong value" in fig._supxlabel.get_text().replace("\n", " ")
+    right = puzzles.get("map").reference
+    assert puzzles.wrong_cells(puzzles.harness.run_once(puzzles.get("map"), right, case=0, seed=0)) == {}
+
+
+def test_show_thread_picks_one_thread():
+    import puzzles
+
+    p = puzzles.get("matmul")
+    fig = puzzles.show("matmul", p.reference, thread=(1, 1))
+    assert _legend_texts(fig) == ["thread (1,1)"]
+    assert "thread (1,1) in blue" in fig._supxlabel.get_text().replace("\n", " ")
+    assert viz.linear_thread((8, 8, 1), (1, 2)) == 17 and viz.linear_thread((8, 1, 1), 3) == 3
+    with pytest.raises(ValueError, match="outside the block"):
+        viz.linear_thread((8, 8, 1), (8, 0))
+
+
+def test_tangled_maps_draw_one_threads_lines():
+    import puzzles
+
+    p = puzzles.get("matmul")
+    fig = puzzles.show("matmul", p.reference)
+    assert "lines of thread" in fig._supxlabel.get_text().replace("\n", " ")
+    assert not any(isinstance(a, matplotlib.colorbar.Colorbar) for a in fig.axes)
+
+
+def test_diagnosed_runs_leave_out_blocks_that_never_ran():
+    from mutants.pmpp.ch06_performance import transpose_no_barrier
+
+    import puzzles
+
+    run = puzzles.harness.run_once(puzzles.get("ch06_transpose_tiled"), transpose_no_barrier, case=3, seed=5)
+    trace = run.trace
+    ran = set(trace.acc["block"].tolist())
+    assert run.diagnostic is not None and len(ran) < trace.nblocks
+    fig = viz.draw(run)
+    panels = [ax for ax in fig.axes if ax.get_title(loc="left")]
+    assert len(panels) == len(ran)
+    assert (
+        f"{trace.nblocks - len(ran)} of {trace.nblocks} blocks never ran"
+        in fig._supxlabel.get_text().replace("\n", " ")
+    )
+
+
+def test_short_never_cuts_a_word():
+    s = "Volta and later GPUs run the threads of a warp independently. So the order is not fixed at all."
+    assert viz.style.short(s, 200) == s
+    assert viz.style.short(s, 80) == "Volta and later GPUs run the threads of a warp independently. …"
+    cut = viz.style.short("alpha beta gamma delta", 14)
+    assert cut == "alpha beta…" and "gam" not in cut
+
+
+def test_prefix_sum_map_shows_every_tree_step():
+    import puzzles
+
+    p = puzzles.get("prefix_sum")
+    run = run_once(p, p.reference, case=0, seed=0)
+    fig = viz.draw(run)
+    titles = [t.get_text() for ax in fig.axes for t in ax.texts]
+    epochs = sorted(
+        set(run.trace.acc["epoch"][run.trace.acc["array"] == run.trace.array("cache").id].tolist())
+    )
+    assert len(epochs) == 5  # log2(8) steps after the load, and the load
+    for e in epochs[1:]:
+        assert any(f"after the {an_ordinal(e)} syncthreads" in t for t in titles), e
+    assert "barrier intervals" not in fig._supxlabel.get_text()
+
+
+def an_ordinal(n):
+    from helpers.viz.access import _ordinal
+
+    return _ordinal(n)
+
+
+def test_paths_legend_names_each_paths_lines():
+    import puzzles
+    from helpers.viz.paths import path_lines
+
+    p = puzzles.get("ch04_parity_branch")
+    run = run_once(p, p.reference, case=0, seed=0)
+    lines = path_lines(run.trace, 0)
+    assert len(lines) == 2 and lines[0] != lines[1]  # odd and even lanes: the two sides of the branch
+    shared = set(lines[0]) & set(lines[1])
+    assert shared and set(lines[0]) - shared and set(lines[1]) - shared
+    texts = _legend_texts(viz.draw(run, "paths"))
+    assert texts[:2] == [f"path {k}: lines {', '.join(map(str, ls))}" for k, ls in enumerate(lines)]

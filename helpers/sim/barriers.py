@@ -114,7 +114,12 @@ def divergence(
             f"\n(also found, probably a consequence: {type(failed[0].error).__name__} in thread "
             f"{tuple(failed[0].tidx)})"
         )
-    return at_thread(E.BarrierDivergence, where + how + why + extra, first, first.wait.frame)
+    err = at_thread(E.BarrierDivergence, where + how + why + extra, first, first.wait.frame)
+    # who waited, who had exited, who waits elsewhere: the diagnostic picture draws them
+    err.reached = [tuple(th.tidx) for th in at]
+    err.exited = [tuple(th.tidx) for th in exited]
+    err.elsewhere = [tuple(th.tidx) for th in warp]
+    return err
 
 
 def release(at: list[Thread]) -> None:

@@ -47,7 +47,20 @@ def check_view(view: str) -> None:
         raise ValueError(f"view must be one of {', '.join(map(repr, VIEWS))}; got {view!r}")
 
 
-def draw(run: RunRecord, view: str = "access") -> Figure:
+def linear_thread(block: tuple, thread) -> int | None:
+    """The linear id of `thread` ((x,), (x, y), (x, y, z) or an int) in blocks of shape `block`;
+    ValueError naming the block shape when it lies outside."""
+    if thread is None:
+        return None
+    idx = (int(thread),) if isinstance(thread, (int,)) else tuple(int(i) for i in thread)
+    idx = idx + (0,) * (3 - len(idx))
+    dims = tuple(block) + (1,) * (3 - len(block))
+    if len(idx) != 3 or any(not 0 <= i < d for i, d in zip(idx, dims)):
+        raise ValueError(f"thread={thread!r} is outside the block {dims[:2] if dims[2] == 1 else dims}")
+    return idx[0] + idx[1] * dims[0] + idx[2] * dims[0] * dims[1]
+
+
+def draw(run: RunRecord, view: str = "access", *, wrong: dict | None = None, thread=None) -> Figure:
     """Draw one run (a RunRecord kept by the harness) in `view`.
 
     view: "access" (who read and wrote which cells), "counts" (per-thread accesses vs the
@@ -55,6 +68,8 @@ def draw(run: RunRecord, view: str = "access") -> Figure:
     bank conflicts), "paths" (the path each lane of block 0 took). When the simulator diagnosed a
     mistake, draws that instead (the access map up to the fault, the culprit in vermillion). Returns
     a matplotlib Figure: it shows inline in Jupyter/Colab, and `fig.savefig("x.png")` saves it.
+    `wrong` ({output name: flat indices}, from the facade that knows the spec) frames wrong cells;
+    `thread` ((x, y) or a linear id) draws that thread in colour and the others faint (access view).
     """
     check_view(view)
     if run.diagnostic is not None:
@@ -62,7 +77,9 @@ def draw(run: RunRecord, view: str = "access") -> Figure:
     trace, c, puzzle = run.trace, run.case, run.puzzle
     head = f"{puzzle.title}: {run.kernel_name}, case {run.case_index}, {c.launch_text()}"
     if view == "access":
-        return access_map(trace, title=f"Access map - {head}")
+        return access_map(
+            trace, title=f"Access map - {head}", wrong=wrong, thread=linear_thread(trace.block, thread)
+        )
     if view == "counts":
         limits = rules.limits(puzzle.all_rules, c)
         return counts_view(trace, limits, title=f"Accesses per thread vs budget - {head}")

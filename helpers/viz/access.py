@@ -31,8 +31,9 @@ VALUE_CELLS = 96  # arrays up to this many cells show their values
 LABEL_CELLS = 48  # ... and, when written, the writer's thread id
 BIG_ARRAY = 1024  # arrays with more cells are drawn as one image
 MAX_TEXTS = 500  # cell labels per figure at most (text is what makes drawing slow)
-MAX_EPOCHS = 4  # shared-memory copies (barrier intervals) drawn at most
-LEGEND_THREADS = 16  # a legend entry per thread up to this many, a colour bar beyond
+MAX_EPOCHS = 6  # shared-memory copies (barrier intervals) drawn at most
+MAX_LINES = 48  # read -> write lines per panel; beyond, only one thread's lines (a tangle teaches nothing)
+LEGEND_THREADS = 16  # a legend entry per thread up to this many; beyond, tN labels name the writers
 
 
 @dataclass
@@ -107,9 +108,10 @@ def _ordinal(n: int) -> str:
 
 def _label(info, epoch: int) -> str:
     shape = "x".join(map(str, info.shape))
-    if info.space == "shared":
-        when = "before any syncthreads" if epoch == 0 else f"after the {_ordinal(epoch)} syncthreads"
-        return f"{info.name}  (shared {info.dtype}[{shape}]), {when}"
+    if info.space == "shared":  # later copies short: a long label would be wider than its array
+        if epoch == 0:
+            return f"{info.name}  (shared {info.dtype}[{shape}]), before any syncthreads"
+        return f"{info.name} after the {_ordinal(epoch)} syncthreads"
     role = {"in": "input", "out": "output", "inout": "in/out"}.get(info.role, info.space)
     return f"{info.name}  ({role} {info.dtype}[{shape}])"
 
@@ -258,7 +260,9 @@ def _faces(sel: np.ndarray, size: int, colors: dict) -> tuple:
     return faces, bool((ok & (n > 1)).any())
 
 
-def _draw_panel(ax, trace: Trace, lay: Layout, block: int, threads: list, colors: dict, focus):
+def _draw_panel(
+    ax, trace: Trace, lay: Layout, block: int, threads: list, colors: dict, focus, line_threads=None
+):
     rows = trace.acc[trace.acc["block"] == block]
     wr = an.writers(trace, block)
     bad_threads = set(focus.threads) if focus and focus.block == block else set()
@@ -284,8 +288,17 @@ def _draw_panel(ax, trace: Trace, lay: Layout, block: int, threads: list, colors
                 cells.append(((x, y), (x + 1, y), (x + 1, y + 1), (x, y + 1)))
             faces.append(face)
         texts += [(x, y, txt, label, face[i]) for x, y, txt, label, i in _cell_texts(trace, lay, p, wr)]
-        style.text(
-            ax, p.x0, p.y0 - 0.25, p.label, fontsize=lay.label_size, ha="left", va="bottom", color=style.INK
+        style.text(  # on a white ground: lines run under an array's label, never through it
+            ax,
+            p.x0,
+            p.y0 - 0.25,
+            p.label,
+            fontsize=lay.label_size,
+            ha="left",
+            va="bottom",
+            color=style.INK,
+            zorder=3,
+            bbox={"fc": "white", "ec": "none", "pad": 0.4, "alpha": 0.9},
         )
     # cells sit above the lines: a line shows between the cells it joins, not across values
     if cells:
@@ -327,7 +340,7 @@ def _draw_panel(ax, trace: Trace, lay: Layout, block: int, threads: list, colors
 
     # read -> write lines, from the edge of the read cell to the facing edge of the written one
     e = an.edges(trace, block)
-    e = e[np.isin(e["thread"], threads)]
+    e = e[np.isin(e["thread"], threads if line_threads is None else line_threads)]
     segs, segcol, widths = [], [], []
     for r in e:
         ps = lay.by_key.get((int(r["src_array"]), int(r["src_epoch"])))
@@ -404,12 +417,26 @@ def draw_access_map(
     max_blocks: int = MAX_BLOCKS,
     max_threads: int = MAX_THREADS,
     values: bool = True,
+    wrong: dict | None = None,
+    thread: int | None = None,
 ):
-    """The access-map figure for `trace` (see the module docstring); `focus` marks a fault in red."""
+    """The access-map figure for `trace` (see the module docstring); `focus` marks a fault in red,
+    `wrong` ({output name: flat indices}) the output cells whose value differs from the spec,
+    `thread` (a linear thread id) draws that thread in colour and every other one faint."""
     must_b = [focus.block] if focus and focus.block is not None else []
-    blocks = an.sample(trace.nblocks, max_blocks, must_b)
-    threads = an.sample(trace.nthreads, max_threads, list(focus.threads) if focus else [])
+    ran = sorted(set(trace.acc["block"].tolist()))
+    if focus is not None and ran and len(ran) < trace.nblocks:
+        # a diagnosed run stopped early: blocks that never ran have nothing to show
+        pool = sorted(set(ran) | set(must_b))
+        blocks = [pool[i] for i in an.sample(len(pool), max_blocks, [pool.index(b) for b in must_b])]
+    else:
+        ran = list(range(trace.nblocks))
+        blocks = an.sample(trace.nblocks, max_blocks, must_b)
+    picked = [thread] if thread is not None and 0 <= thread < trace.nthreads else []
+    threads = an.sample(trace.nthreads, max_threads, (list(focus.threads) if focus else []) + picked)
     lay = layout(trace, blocks, focus.extra_epochs if focus else None)
+    if lay.epochs_shown >= 4 and len(blocks) > 2 and not focus:
+        blocks = blocks[:1] + blocks[-1:]  # tall panels: two blocks stay legible, four do not
     lay.right_ids = set(columns(trace)[2])
     lay.shared_ids = set(columns(trace)[1])
     lay.ever_written = {}
@@ -432,15 +459,35 @@ def draw_access_map(
     lay.writer_labels = cell >= 0.3 and (label_cells + value_cells * lay.values) * len(blocks) <= MAX_TEXTS
     lay.label_size = float(np.clip(8 * cell / 0.4, 5, 8))
     lay.cell_size = float(np.clip(6.5 * cell / 0.42, 5, 7))
-    colors = dict(zip(threads, style.thread_colors(len(threads))))
+    # every thread has its colour (cells of threads left out of the sample too: grey means "several
+    # writers"); only the sampled threads get dots and lines
+    if picked:  # one thread stands out: its reads, lines and writes; the others are context
+        colors = dict.fromkeys(range(trace.nthreads), style.FADED)
+        colors[thread] = style.GOOD
+    else:
+        colors = dict(enumerate(style.thread_colors(trace.nthreads, trace.block[0])))
 
-    legend_w = 1.3 if len(threads) <= LEGEND_THREADS else 1.0
+    legend_w = 1.3 if len(threads) <= LEGEND_THREADS or picked else 1.7
     fig = style.new_figure(max(ncols * pw * cell + legend_w, min_width), nrows * ph * cell + 1.3)
     axes = fig.subplots(nrows, ncols, squeeze=False).reshape(-1)
     for ax in axes[len(blocks) :]:
         ax.set_axis_off()
+    notes = []
+    wrong_cells = 0
+    line_threads = None
+    if not picked:
+        e = an.edges(trace, blocks[0]) if blocks else None
+        if e is not None and np.isin(e["thread"], threads).sum() > MAX_LINES:
+            # one thread's lines, the one with the most: enough to see the pattern, never a tangle
+            counts = np.bincount(e["thread"], minlength=trace.nthreads)
+            line_threads = [int(np.argmax(counts))] + (list(focus.threads) if focus else [])
+            notes.append(
+                f"lines of thread {an.thread_name(trace, line_threads[0])} only; "
+                "show(..., thread=(x, y)) picks another"
+            )
     for ax, b in zip(axes, blocks):
-        _draw_panel(ax, trace, lay, b, threads, colors, focus)
+        _draw_panel(ax, trace, lay, b, picked or threads, colors, focus, line_threads)
+        wrong_cells = max(wrong_cells, _mark_wrong(ax, trace, lay, wrong or {}))
         ax.set_xlim(-0.8, lay.width + 0.8)
         ax.set_ylim(lay.height + 0.2, -0.2)
         ax.set_aspect("equal")
@@ -456,9 +503,16 @@ def draw_access_map(
             color=style.BAD if bad else style.INK,
         )
 
-    notes = []
-    if len(blocks) < trace.nblocks:
-        notes.append(f"showing {len(blocks)} of {trace.nblocks} blocks")
+    if len(ran) < trace.nblocks:
+        notes.append(
+            f"{trace.nblocks - len(ran)} of {trace.nblocks} blocks never ran (the run stopped at the fault)"
+        )
+    if len(blocks) < len(ran):
+        notes.append(
+            f"showing {len(blocks)} of {len(ran)} blocks" + (" that ran" if len(ran) < trace.nblocks else "")
+        )
+    if wrong_cells:
+        notes.append(f"{wrong_cells} output cells shown hold a wrong value (hatched vermillion frame)")
     if len(threads) < trace.nthreads:
         notes.append(f"showing {len(threads)} of {trace.nthreads} threads per block, evenly spread")
     if not (trace.acc["kind"] != READ).any():
@@ -486,6 +540,10 @@ def draw_access_map(
         )
     if lay.right_ids and lay.values:
         key.append("values: inputs before the launch, outputs after it (· = never written)")
+    if picked:
+        notes.append(
+            f"thread {an.thread_name(trace, thread)} in blue (its reads, lines, writes); others faint"
+        )
     if notes:
         key.append("; ".join(notes))
     style.footnote(fig, *key)
@@ -495,11 +553,31 @@ def draw_access_map(
         margin=legend_w,
         color=style.BAD if focus else style.INK,
     )
-    _legend(fig, trace, threads, colors, focus, lay.several)
+    _legend(fig, trace, picked or threads, colors, focus, lay.several, bool(wrong_cells))
     return fig
 
 
-def _legend(fig, trace: Trace, threads, colors, focus, several):
+def _mark_wrong(ax, trace: Trace, lay: Layout, wrong: dict) -> int:
+    """Frame in vermillion the output cells whose value differs from the spec; returns how many."""
+    n = 0
+    for name, cells in wrong.items():
+        try:
+            info = trace.array(name)
+        except KeyError:
+            continue
+        p = lay.by_key.get((info.id, -1))
+        if p is None:
+            continue
+        for flat in cells:
+            x, y = p.cell(int(flat))
+            ax.add_patch(
+                Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, ec=style.BAD, lw=2.2, hatch="////", zorder=6)
+            )
+            n += 1
+    return n
+
+
+def _legend(fig, trace: Trace, threads, colors, focus, several, wrong=False):
     handles = []
     if len(threads) <= LEGEND_THREADS:
         handles = [
@@ -507,31 +585,20 @@ def _legend(fig, trace: Trace, threads, colors, focus, several):
         ]
     if several:
         handles.append(Patch(fc=style.MUTED, ec="#BBBBBB", label="written by\nseveral threads"))
+    if wrong:
+        handles.append(Patch(fill=False, ec=style.BAD, hatch="////", lw=2, label="wrong value"))
     if focus is not None and (focus.threads or focus.marks):
         handles.append(Patch(fc="white", ec=style.BAD, hatch="xxx", lw=2, label="the fault"))
-    if handles:
+    if handles and len(threads) <= LEGEND_THREADS:
         fig.legend(handles=handles, loc="outside right upper", fontsize=style.FONT["label"], frameon=False)
     if len(threads) > LEGEND_THREADS:
-        cmap = matplotlib.colors.ListedColormap(style.thread_colors(len(threads)))
-        norm = matplotlib.colors.Normalize(0, len(threads))
-        height = fig.get_figheight()
-        cb = fig.colorbar(
-            matplotlib.cm.ScalarMappable(norm, cmap),
-            ax=fig.axes,
-            shrink=min(0.8, 4.0 / height),
-            aspect=25,
-            pad=0.01,
-            anchor=(0.0, 1.0),
-        )
-        ticks = np.linspace(0, len(threads) - 1, min(len(threads), 6)).round().astype(int)
-        cb.set_ticks(ticks + 0.5, labels=[an.thread_name(trace, threads[i]) for i in ticks])
         bx = trace.block[0]
-        cb.set_label(
-            "thread"
-            + ("" if trace.block[1] == 1 and trace.block[2] == 1 else f" (x, y); linear id = x + y*{bx}"),
-            fontsize=style.FONT["label"],
-        )
-        cb.ax.tick_params(labelsize=style.FONT["label"] - 1)
+        key = "written cells: tN names the writer; neighbouring threads get distant shades"
+        if trace.block[1] > 1 or trace.block[2] > 1:
+            key += f"; thread (x, y) is linear id x + y*{bx}"
+        key += "; pick one with show(..., thread=(x, y))"
+        handles.append(Patch(fc="none", ec="none", label=style.textwrap.fill(key, 24)))
+        fig.legend(handles=handles, loc="outside right upper", fontsize=style.FONT["label"], frameon=False)
 
 
 def access_map(
@@ -541,6 +608,18 @@ def access_map(
     max_blocks: int = MAX_BLOCKS,
     max_threads: int = MAX_THREADS,
     values: bool = True,
+    wrong: dict | None = None,
+    thread: int | None = None,
 ) -> Figure:
-    """Figure: per block, arrays as grids, each thread's reads (dots) -> writes (filled cells)."""
-    return draw_access_map(trace, title=title, max_blocks=max_blocks, max_threads=max_threads, values=values)
+    """Figure: per block, arrays as grids, each thread's reads (dots) -> writes (filled cells);
+    `wrong` ({output name: flat indices}) frames the cells whose value differs from the spec;
+    `thread` (linear id) shows that one thread in colour, the others faint."""
+    return draw_access_map(
+        trace,
+        title=title,
+        max_blocks=max_blocks,
+        max_threads=max_threads,
+        values=values,
+        wrong=wrong,
+        thread=thread,
+    )

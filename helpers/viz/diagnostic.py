@@ -89,7 +89,58 @@ def diagnostic_view(err: Exception, trace: Trace | None = None, *, title: str | 
     explain = " ".join(lines[1:]) if len(lines) > 1 else (lines[0] if lines else "")
     if len(lines) > 1 and getattr(err, "thread", None) is not None:
         head += f"   ({lines[0].split(', line')[0]})"
-    explain = style.short(explain, 420)
+    explain = style.short(explain, 520)
+    if getattr(err, "reached", None) is not None:  # a barrier not every thread reached: who did
+        return barrier_view(err, trace, head, explain)
     if trace is None or not an.drawn_arrays(trace):
         return style.message_figure(head, explain, color=style.BAD)
     return draw_access_map(trace, title=f"{head}\n{explain}", focus=focus_of(err, trace), min_width=9.0)
+
+
+def barrier_view(err: Exception, trace: Trace | None, head: str, explain: str) -> Figure:
+    """The threads of the block that hit a divergent barrier: which waited at it, which had already
+    exited the kernel, which wait at another barrier or warp operation."""
+    import matplotlib
+
+    dims = tuple(trace.block) if trace is not None else None
+    groups = (
+        ("waited at the barrier", getattr(err, "reached", []), style.GOOD),
+        ("exited without reaching it", getattr(err, "exited", []), style.MUTED),
+        ("waiting somewhere else", getattr(err, "elsewhere", []), style.BAD),
+    )
+    if dims is None:
+        every = [t for _, ts, _ in groups for t in ts]
+        dims = (max(t[0] for t in every) + 1, max(t[1] for t in every) + 1, 1)
+    bx, by = int(dims[0]), int(dims[1]) * int(dims[2])
+    grid = np.full((by, bx), -1)
+    for k, (_, ts, _) in enumerate(groups):
+        for t in ts:
+            t = tuple(t) + (0, 0)
+            grid[t[1] + t[2] * int(dims[1]), t[0]] = k
+    fig = style.new_figure(max(7.0, 0.32 * bx + 3.0), max(2.6, 0.32 * by + 2.4))
+    ax = fig.add_subplot()
+    colors = [style.EMPTY] + [c for _, _, c in groups]
+    cmap = matplotlib.colors.ListedColormap(colors)
+    ax.imshow(grid + 1, cmap=cmap, vmin=-0.5, vmax=len(colors) - 0.5, interpolation="nearest")
+    ax.set_xticks(np.arange(bx), [str(x) if bx <= 16 or x % 4 == 0 else "" for x in range(bx)])
+    ax.set_yticks(np.arange(by), [str(y) if by <= 16 or y % 4 == 0 else "" for y in range(by)])
+    ax.set_xticks(np.arange(bx + 1) - 0.5, minor=True)
+    ax.set_yticks(np.arange(by + 1) - 0.5, minor=True)
+    ax.grid(which="minor", color="white", lw=1.5)
+    ax.tick_params(which="both", length=0, labelsize=style.FONT["label"])
+    ax.set_xlabel("threadIdx.x", fontsize=style.FONT["label"])
+    ax.set_ylabel("threadIdx.y" if by > 1 else "", fontsize=style.FONT["label"])
+    handles = [
+        matplotlib.patches.Patch(color=c, label=f"{label} ({len(ts)})") for label, ts, c in groups if ts
+    ]
+    ax.legend(
+        handles=handles,
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.0),
+        ncol=len(handles),
+        fontsize=style.FONT["label"],
+        frameon=False,
+    )
+    style.footnote(fig, explain)
+    style.title(fig, head, color=style.BAD)
+    return fig

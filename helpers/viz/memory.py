@@ -111,11 +111,15 @@ def _coalescing_detail(ax, trace: Trace, c: an.Coalescing):
             cells.append(((x, 3), (x + 1, 3), (x + 1, 3.9), (x, 3.9)))
             faces.append(style.GOOD if e in wanted else "#DDDDDD")
         ax.add_patch(_frame(off + x0, 3, per))
+        if len(xpos) > 8 and s != secs[0]:  # many sectors: the number alone, or the labels collide
+            label = str(s) if len(xpos) <= 16 or s in (secs[0], secs[-1]) else ""
+        else:
+            label = f"sector {s}"
         style.text(
             ax,
             off + x0 + per / 2,
             4.05,
-            f"sector {s}",
+            label,
             ha="center",
             va="top",
             fontsize=style.FONT["cell"] - 1,
@@ -134,7 +138,7 @@ def _coalescing_detail(ax, trace: Trace, c: an.Coalescing):
         f"{site_label(trace, w.site, w.array, w.kind, 60).replace(chr(10), ' - ')}  "
         f"({an.block_name(trace, w.block)}, warp {w.warp}, {len(w.lanes)} lanes):  "
         f"{c.sectors} sectors moved, "
-        f"{c.ideal} would do ({eff:.0%} efficient)",
+        f"{c.ideal} would do ({style.pct(eff)} efficient)",
         fontsize=style.FONT["panel"],
         loc="left",
         color=style.BAD if eff < 1 else style.INK,
@@ -167,7 +171,7 @@ def coalescing_view(trace: Trace, *, title: str | None = None) -> Figure:
         "sectors moved",
         "ideal (fewest possible)",
         lambda s: (
-            f"{s.total} vs {s.ideal} ideal: {s.efficiency:.0%} efficient, {s.count} warp access"
+            f"{s.total} vs {s.ideal} ideal: {style.pct(s.efficiency)} efficient, {s.count} warp access"
             + ("es" if s.count != 1 else "")
         ),
     )
@@ -215,7 +219,7 @@ def _bank_detail(ax, trace: Trace, b: an.BankConflict):
             t,
             ha="center",
             va="center",
-            fontsize=style.FONT["cell"] - (1 if len(t) > 2 else 0),
+            fontsize=style.FONT["cell"] - (1 if len(t) > 2 else 0) - (1.5 if depth > 12 else 0),
             color="white",
         )
     ax.set_xlim(0, an.NUM_BANKS)
@@ -226,7 +230,12 @@ def _bank_detail(ax, trace: Trace, b: an.BankConflict):
         fontsize=style.FONT["cell"],
     )
     ax.set_yticks(
-        np.arange(depth) + 0.5, [f"pass {k + 1}" for k in range(depth)], fontsize=style.FONT["cell"]
+        np.arange(depth) + 0.5,
+        [
+            f"pass {k + 1}" if depth <= 12 or k + 1 in (1, depth) or (k + 1) % 8 == 0 else ""
+            for k in range(depth)
+        ],
+        fontsize=style.FONT["cell"],
     )
     ax.tick_params(length=0)
     ax.set_xlabel("bank", fontsize=style.FONT["label"], labelpad=1)
@@ -249,7 +258,7 @@ def banks_view(trace: Trace, *, title: str | None = None) -> Figure:
         return style.message_figure(title, "This kernel made no shared-memory accesses: no banks to look at.")
     sums = an.bank_conflicts_by_site(trace)
     details = _pick_details(trace, items, key=lambda b: b.degree, bad=lambda b: b.degree > 1)
-    heights = [max(b.degree, 1) * 0.35 + 0.9 for b in details]
+    heights = [min(max(b.degree, 1) * 0.35, 3.2) + 0.9 for b in details]  # a 32-way conflict stays legible
     fig = style.new_figure(12, 1.0 + 0.55 * len(sums) + sum(heights) + 0.6)
     axes = fig.subplots(1 + len(details), 1, height_ratios=[0.7 + 0.45 * len(sums)] + heights)
     _summary(

@@ -2,8 +2,9 @@
 
 Palette: Okabe & Ito (2008), safe for the common colour-vision deficiencies.
 Vermillion is kept for "wrong" (over budget, out of bounds, the faulting
-thread), so threads never use it. More than 8 threads get viridis, which is
-also colour-blind safe and reads as an order (thread 0 dark, last thread yellow).
+thread), so threads never use it, nor its near twin orange, nor the grey of
+"several writers". More than 6 threads get viridis (also colour-blind safe),
+spread so that neighbouring threads, along x and along y, get distant shades.
 """
 
 from __future__ import annotations
@@ -23,18 +24,22 @@ EMPTY = "#F2F2F2"  # cells nobody touched
 READ_TINT = "#E8F1FA"  # cells read in this block
 INK = "#222222"
 
-THREAD_PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#000000", "#F0E442", "#999999")
+THREAD_PALETTE = ("#0072B2", "#009E73", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
 MAX_DISCRETE = len(THREAD_PALETTE)
+FADED = "#DDDDDD"  # threads other than the one picked with thread=(x, y)
 
 FONT = {"title": 11, "panel": 9, "label": 8, "cell": 6.5, "note": 8}
 
 
-def thread_colors(n: int) -> list:
-    """n distinct colours for threads 0..n-1 (discrete up to 8, then viridis)."""
+def thread_colors(n: int, width: int | None = None) -> list:
+    """Colours for threads 0..n-1 of blocks `width` threads wide (default: 1-D): discrete up to 6,
+    then viridis at frac(0.618 x + 0.382 y), so a thread's left, right, upper and lower neighbours
+    all get shades at least 0.236 of the map away (a 1-D run of 8 is 8 clearly different shades)."""
     if n <= MAX_DISCRETE:
         return list(THREAD_PALETTE[:n])
     cmap = matplotlib.colormaps["viridis"]
-    return [cmap(0.92 * i / max(n - 1, 1)) for i in range(n)]
+    width = width or n
+    return [cmap(0.95 * ((0.618034 * (i % width) + 0.381966 * (i // width)) % 1.0)) for i in range(n)]
 
 
 def text(ax, *args, **kw):
@@ -127,6 +132,20 @@ def title(fig, text: str, color=INK, margin: float = 0.0):
     fig.suptitle("\n".join(lines), fontsize=FONT["title"], color=color)
 
 
+def pct(x: float) -> str:
+    """A fraction as a percentage, one decimal only where it matters: 12.5%, 91%, 100%."""
+    v = 100 * float(x)
+    return f"{v:.0f}%" if abs(v - round(v)) < 0.05 or v >= 99.5 else f"{v:.1f}%"
+
+
 def short(text: str, n: int = 70) -> str:
+    """`text` on one line, at most n characters: cut after the last whole sentence that fits when
+    there is one past half of n, else at a word boundary, never mid-word."""
     text = " ".join(str(text).split())
-    return text if len(text) <= n else text[: n - 1] + "…"
+    if len(text) <= n:
+        return text
+    head = text[: n - 1]
+    end = max(head.rfind(". "), head.rfind(".) "))
+    if end > n // 2:
+        return head[: end + 1] + " …"
+    return (head.rsplit(" ", 1)[0] if " " in head else head) + "…"

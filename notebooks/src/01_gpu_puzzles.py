@@ -284,3 +284,12 @@ puzzles.check("matmul", matmul_kernel)
 # That is the whole ladder: indexing, guards, blocks, shared memory, barriers, reductions and
 # tiling. The next notebooks follow *Programming Massively Parallel Processors* and ask the
 # question these puzzles skipped: how fast is it?
+
+# %% [markdown]
+# ## What you proved
+#
+# Once every check above passes, this cell sums up what the checker now vouches for: the puzzles
+# passed in this session, and the known-wrong kernels (from the course's tests) it rejects for them.
+
+# %%
+puzzles.summary("puzzles")

@@ -23,6 +23,7 @@ from helpers import timing
 from helpers.check import KernelDiagnosed, expect_failure
 from puzzles.pmpp import ch02_vector_add as ch02
 from puzzles.pmpp import ch03_grids as ch03
+from puzzles.pmpp.ch03_grids import *  # its constants: BLUR (the blur radius)
 
 # %% [markdown]
 # ## Vector addition, one element per thread
@@ -151,9 +152,6 @@ puzzles.check("ch03_grayscale", grayscale_kernel)
 # Each thread now reads a neighbourhood, and near the edges part of it is missing. The checker
 # treats a read at index -1 as the bug it is (Numba would quietly read the last row instead).
 
-# %%
-BLUR = ch03.BLUR
-
 # %% [markdown] statement:ch03_blur
 
 # %% kernel:ch03_blur
@@ -230,3 +228,12 @@ else:
     rows3 = ch03.benchmark()
     print(timing.table(rows3))
     timing.bar_chart([r for r in rows3 if not r.flops], title="Images (ch. 3)")
+
+# %% [markdown]
+# ## What you proved
+#
+# Once every check above passes, this cell sums up what the checker now vouches for: the puzzles
+# passed in this session, and the known-wrong kernels (from the course's tests) it rejects for them.
+
+# %%
+puzzles.summary(("pmpp-02", "pmpp-03"))

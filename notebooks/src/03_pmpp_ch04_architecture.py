@@ -138,3 +138,12 @@ else:
     rows = ch04.benchmark()
     print(timing.table(rows))
     timing.bar_chart(rows, title="Divergence (ch. 4)")
+
+# %% [markdown]
+# ## What you proved
+#
+# Once every check above passes, this cell sums up what the checker now vouches for: the puzzles
+# passed in this session, and the known-wrong kernels (from the course's tests) it rejects for them.
+
+# %%
+puzzles.summary("pmpp-04")

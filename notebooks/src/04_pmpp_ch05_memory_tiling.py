@@ -1,10 +1,16 @@
 # %% [markdown]
 # # PMPP chapter 5: memory architecture and data locality
 #
-# The naive matrix multiplication of chapter 3 does two global loads per multiply-add. At about
-# 3 TB/s of memory bandwidth that caps it near 0.4 TFLOP/s of useful work however many cores the
-# GPU has: the kernel is limited by memory, and the ratio of arithmetic to bytes (its
-# **arithmetic intensity**) is what has to change.
+# The naive matrix multiplication of chapter 3 does two global loads (8 bytes) per multiply-add
+# (2 floating-point operations): its **arithmetic intensity** is 2 / 8 = 0.25 FLOP per byte of
+# global traffic. At 3.35 TB/s (an H100's memory) that caps it at 0.84 TFLOP/s however many cores
+# the GPU has (caches help it somewhat in practice), against 67 TFLOP/s of FP32 arithmetic. The
+# kernel is limited by memory, and the ratio of arithmetic to bytes is what has to change.
+#
+# The **roofline** puts the two limits on one chart: a kernel of intensity `I` FLOP/byte can reach
+# at most `min(peak FLOP/s, I x bandwidth)`. Below the *ridge point*, `peak / bandwidth` (67 / 3.35
+# = 20 FLOP/byte on an H100), memory decides; above it, arithmetic does. Every rung of this
+# chapter's ladder raises `I`.
 #
 # The memory hierarchy gives the means: **registers** (per thread, fastest), **shared memory** (per
 # block, on the SM, a few cycles away, tens to a couple hundred KiB per SM) and **global memory**
@@ -21,16 +27,15 @@ from helpers import timing
 from helpers.check import OverBudget, expect_failure
 from puzzles.pmpp import ch03_grids as ch03
 from puzzles.pmpp import ch05_memory_tiling as ch05
+from puzzles.pmpp.ch05_memory_tiling import *  # its constants: TILE, BM, BN, BK, TM, TN, TX, TY, ...
 
 # %% [markdown]
 # ## Tiled matrix multiplication
 #
 # With `TILE x TILE` blocks, every element a block loads is used `TILE` times, so global traffic
-# drops by a factor of `TILE`. Each step has two phases separated by barriers: everybody loads,
+# drops by a factor of `TILE` and the intensity rises to `TILE / 4` FLOP/byte: 4 at 16 x 16, 8 at
+# 32 x 32, still under the ridge. Each step has two phases separated by barriers: everybody loads,
 # everybody computes. The budget below allows exactly the loads of the tiled algorithm.
-
-# %%
-TILE = ch05.TILE
 
 # %% [markdown] statement:ch05_matmul_tiled
 
@@ -65,23 +70,94 @@ puzzles.show("ch05_matmul_dynamic", dynamic_tiled_matmul_kernel, view="banks", c
 puzzles.check("ch05_matmul_dynamic", dynamic_tiled_matmul_kernel)
 
 # %% [markdown]
+# ## Exercise: thread coarsening
+#
+# Two blocks side by side in a row of `p` load the same tile of `m`. Chapter 6's **thread
+# coarsening** merges such blocks: one block computes `COARSE` output tiles, loading the `m` tile
+# once and reusing it for each. Fewer blocks, and `1 + COARSE` global loads per thread per step
+# where `COARSE` tiled blocks would need `2 * COARSE`. The intensity rises from `TILE / 4` to
+# `2 * COARSE * TILE / (4 * (1 + COARSE))` FLOP/byte: 2.7 at `TILE = 8`, `COARSE = 2`, against 2.
+
+# %% [markdown] statement:ch05_matmul_coarse
+
+# %% kernel:ch05_matmul_coarse
+
+# %%
+puzzles.check("ch05_matmul_coarse", coarse_matmul_kernel)
+
+# %% [markdown]
+# ## Exercise: register tiling in one dimension
+#
+# Coarsening cut the global loads; the shared loads are still two per multiply-add. Now give each
+# thread `RM` outputs of one **column**: every output of the column needs the same `n_tile[kk, tx]`,
+# so it can come from shared memory once per `kk` and be reused from a register `RM` times.
+# `RM + 1` shared reads then feed `RM` multiply-adds. The budget counts shared reads too, so the
+# version that re-reads `n_tile` inside the loop over outputs is turned down:
+
+# %% [markdown] statement:ch05_matmul_rows
+
+# %% kernel:ch05_matmul_rows
+
+# %%
+puzzles.show("ch05_matmul_rows", rows_matmul_kernel, view="counts")
+
+# %%
+puzzles.check("ch05_matmul_rows", rows_matmul_kernel)
+
+
+# %%
+@cuda.jit
+def rows_reads_n_every_time(p, m, n, rows, inner, cols):
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    row0 = cuda.blockIdx.y * TILE + ty * RM
+    col = cuda.blockIdx.x * TILE + tx
+    m_tile = cuda.shared.array((TILE, TILE), float32)
+    n_tile = cuda.shared.array((TILE, TILE), float32)
+    acc = cuda.local.array(RM, float32)
+    for i in range(RM):
+        acc[i] = 0
+    for t in range((inner + TILE - 1) // TILE):
+        for i in range(RM):
+            r = ty * RM + i
+            k = t * TILE + tx
+            m_tile[r, tx] = m[row0 + i, k] if row0 + i < rows and k < inner else float32(0)
+            k = t * TILE + r
+            n_tile[r, tx] = n[k, col] if k < inner and col < cols else float32(0)
+        cuda.syncthreads()
+        for kk in range(TILE):
+            for i in range(RM):
+                acc[i] += m_tile[ty * RM + i, kk] * n_tile[kk, tx]  # n_tile read RM times
+        cuda.syncthreads()
+    for i in range(RM):
+        if row0 + i < rows and col < cols:
+            p[row0 + i, col] = acc[i]
+
+
+expect_failure(OverBudget, puzzles.check, "ch05_matmul_rows", rows_reads_n_every_time)
+
+# %% [markdown]
+# The next rung tiles both dimensions: `TM` outputs down a column times `TN` along a row, so
+# `TM + TN` shared reads feed `TM * TN` multiply-adds.
+
+# %% [markdown]
 # ## Register tiling
 #
-# A `32 x 32` tile still does one shared-memory read per multiply-add, and shared memory is not
-# free either. The next level of the hierarchy is the register file: each thread keeps a small
+# The tiled kernel's inner loop, `acc += m_tile[ty, kk] * n_tile[kk, tx]`, does two shared-memory
+# reads per multiply-add, whatever the tile size, and shared memory is not free either: an SM
+# delivers about one warp-wide shared load per clock, while it can issue several warp-wide FP32
+# multiply-adds per clock (four on an H100). At two loads per multiply-add the arithmetic units
+# mostly wait. The next level of the hierarchy is the register file: each thread keeps a small
 # block of outputs in registers and reuses every value it reads from shared memory `TM` or `TN`
-# times. This is thread coarsening (chapter 6) applied to matmul, and it is how fast SGEMM kernels
+# times: `TM + TN` reads feed `TM * TN` multiply-adds (64 for 16 reads at `TM = TN = 8`, four per
+# read). The block tile grows too (`BM x BN` outputs from `BM + BN` loaded values per `k`), which
+# raises the global intensity to `BM * BN / (2 * (BM + BN))` FLOP/byte: 32 at 128 x 128, past the
+# ridge. This is thread coarsening (chapter 6) applied to matmul, and it is how fast SGEMM kernels
 # are built. Numba places a small `cuda.local.array` in registers when every index into it is a
 # constant after loop unrolling, which the loops over `TM` and `TN` (module constants) give.
 #
 # The puzzle runs it with small tiles; the benchmark compiles the same code with `BM = BN = 128`,
 # `BK = 8`, `TM = TN = 8` (256 threads, 64 outputs each) through `ch05.specialize`.
-
-# %%
-BM, BN, BK, TM, TN = ch05.BM, ch05.BN, ch05.BK, ch05.TM, ch05.TN
-TX, TY, NT = ch05.TX, ch05.TY, ch05.NT
-A_LOADS, B_LOADS = ch05.A_LOADS, ch05.B_LOADS
-BM_PAD, M_TILE, N_TILE = ch05.BM_PAD, ch05.M_TILE, ch05.N_TILE
 
 # %% [markdown] statement:ch05_matmul_regtile
 
@@ -151,7 +227,11 @@ print(
 # Every variant is validated against NumPy on ragged shapes, then timed on square matrices next to
 # cuBLAS SGEMM (through CuPy, where installed) in FP32: the ceiling, and what you would call
 # instead. The goal: the register-tiled kernel at 40%
-# of cuBLAS or better (the prefetching one gets there).
+# of cuBLAS or better (the prefetching one gets there). The bar chart shows the ladder; the roofline
+# puts each rung at its arithmetic intensity (FLOP per byte of global loads its algorithm issues:
+# 0.25 naive, `TILE / 4` tiled, 32 at 128 x 128) under the two roofs measured in the same run, the
+# device copy's bandwidth and cuBLAS's FLOP rate. Points far under their roof are held back by
+# something else than those two: shared-memory loads, latency, occupancy.
 
 # %%
 if timing.skip_reason():
@@ -160,3 +240,13 @@ else:
     rows = ch05.benchmark()
     print(timing.table(rows))
     timing.bar_chart(rows, title="SGEMM (ch. 5)")
+    timing.roofline(rows, title="SGEMM (ch. 5): each rung against the roofline")
+
+# %% [markdown]
+# ## What you proved
+#
+# Once every check above passes, this cell sums up what the checker now vouches for: the puzzles
+# passed in this session, and the known-wrong kernels (from the course's tests) it rejects for them.
+
+# %%
+puzzles.summary("pmpp-05")

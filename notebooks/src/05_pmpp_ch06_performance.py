@@ -22,8 +22,9 @@ from numba import cuda, float32
 
 import puzzles
 from helpers import timing
-from helpers.check import KernelDiagnosed, expect_failure
+from helpers.check import KernelDiagnosed, OverBudget, expect_failure
 from puzzles.pmpp import ch06_performance as ch06
+from puzzles.pmpp.ch06_performance import *  # its constants: TILE (32), TILE_P (TILE + 1), ROWS (8)
 
 # %% [markdown]
 # ## Coalescing: what a warp asks of memory
@@ -34,9 +35,11 @@ from puzzles.pmpp import ch06_performance as ch06
 # sectors, of which it uses 4 bytes each: an eighth of the bandwidth, at best.
 #
 # Which lanes form a warp? Threads are numbered with `threadIdx.x` varying fastest, then
-# `threadIdx.y`: in a `TILE x TILE` block, a warp is `32 / TILE` consecutive rows of threads.
-# So the rule of thumb is: **`threadIdx.x` should move along the last (contiguous) index** of every
-# array a warp reads or writes.
+# `threadIdx.y`: in a `32 x 32` block, warp `k` is row `threadIdx.y = k` of the block, 32 threads
+# side by side. (With narrower blocks a warp spans several rows: with 8-wide blocks, four of them,
+# and the sector arithmetic below comes out differently. That is why these puzzles use the tile a
+# GPU wants, `TILE = 32`.) So the rule of thumb is: **`threadIdx.x` should move along the last
+# (contiguous) index** of every array a warp reads or writes.
 #
 # The naive transpose below breaks this rule on one side, and cannot avoid it: `out[y, x] = a[x, y]`
 # makes `threadIdx.x` move along a row of `out` (good) and down a column of `a` (bad). Swapping
@@ -44,16 +47,13 @@ from puzzles.pmpp import ch06_performance as ch06
 
 # %% [markdown] statement:ch06_transpose_naive
 
-# %%
-TILE = ch06.TILE  # 8: the puzzles' launches are built for this size (the GPU benchmark uses 32)
-TILE_P = ch06.TILE_P  # TILE + 1
-ROWS = ch06.ROWS  # 2
-
 # %% kernel:ch06_transpose_naive
 
 # %% [markdown]
-# The coalescing view shows, for each warp instruction, how many memory sectors it needed compared
-# with the fewest possible. Look at the read of `a` against the write of `out`.
+# The coalescing view shows, for each source line, how many 32-byte sectors its warp instructions
+# moved compared with the fewest possible, and below, the worst warp instruction lane by lane. Case 0
+# is a 40 x 36 matrix, so most warps are full. The write of `out` is ideal: 4 sectors per warp, 100%.
+# The read of `a` needs 32 sectors where 4 would do: 12.5% efficient, an eighth.
 
 # %%
 puzzles.show("ch06_transpose_naive", transpose_naive, view="coalescing")
@@ -75,11 +75,19 @@ puzzles.check("ch06_transpose_naive", transpose_naive)
 
 # %% kernel:ch06_transpose_tiled
 
+# %% [markdown]
+# Now both sides run along rows. The write is ideal again (4 sectors per warp); the read of a row of
+# `a` needs 4 sectors, or 5 when the row starts in the middle of a sector (a row of 36 floats is 144
+# bytes, so every other row does): 90.9% over the case, against 12.5% before.
+
 # %%
 puzzles.show("ch06_transpose_tiled", transpose_tiled, view="coalescing")
 
 # %% [markdown]
-# And the banks view, for the shared-memory side of the turn:
+# And the banks view, for the shared-memory side of the turn. The store `tile[ty, tx]` puts lane `tx`
+# on word `ty * TILE_P + tx`, 32 consecutive words in 32 banks; the load `tile[tx, ty]` walks down a
+# column, words `tx * 33 + ty`, which are in banks `(tx + ty) % 32`: again all 32 different. Both are
+# conflict-free: one pass each.
 
 # %%
 puzzles.show("ch06_transpose_tiled", transpose_tiled, view="banks")
@@ -127,6 +135,32 @@ def transpose_no_turn(out, a, h, w):
 
 
 expect_failure(KernelDiagnosed, puzzles.check, "ch06_transpose_tiled", transpose_no_turn)
+
+# %% [markdown]
+# And the padding. Without it, word `tx * 32 + ty` of a column read is in bank `ty` for every lane:
+# all 32 lanes of the warp in one bank, a 32-way conflict, 32 passes where 1 would do. The answer is
+# still right, so only the bank rule can catch it; the banks view shows the column in one bank.
+
+
+# %%
+@cuda.jit
+def transpose_unpadded(out, a, h, w):
+    tile = cuda.shared.array((TILE, TILE), float32)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    row0 = cuda.blockIdx.x * TILE
+    col0 = cuda.blockIdx.y * TILE
+    if row0 + ty < h and col0 + tx < w:
+        tile[ty, tx] = a[row0 + ty, col0 + tx]
+    cuda.syncthreads()
+    if col0 + ty < w and row0 + tx < h:
+        out[col0 + ty, row0 + tx] = tile[tx, ty]
+
+
+expect_failure(OverBudget, puzzles.check, "ch06_transpose_tiled", transpose_unpadded)
+
+# %%
+puzzles.show("ch06_transpose_tiled", transpose_unpadded, view="banks")
 
 # %% [markdown]
 # ## Thread coarsening
@@ -190,3 +224,12 @@ else:
     rows = ch06.benchmark()
     print(timing.table(rows))
     timing.bar_chart(rows, title="Transpose: naive vs corner-turned vs coarsened")
+
+# %% [markdown]
+# ## What you proved
+#
+# Once every check above passes, this cell sums up what the checker now vouches for: the puzzles
+# passed in this session, and the known-wrong kernels (from the course's tests) it rejects for them.
+
+# %%
+puzzles.summary("pmpp-06")

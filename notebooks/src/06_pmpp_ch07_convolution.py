@@ -21,6 +21,7 @@ import puzzles
 from helpers import timing
 from helpers.check import KernelDiagnosed, OverBudget, expect_failure
 from puzzles.pmpp import ch07_convolution as ch07
+from puzzles.pmpp.ch07_convolution import *  # its constants: R, FW, FILTER, IN_TILE, OUT_TILE, TILE, ROWS
 
 # %% [markdown]
 # ## The basic kernel
@@ -32,13 +33,8 @@ from puzzles.pmpp import ch07_convolution as ch07
 # %% [markdown] statement:ch07_conv2d_basic
 
 # %%
-R = ch07.R  # filter radius: 1, so a 3 x 3 filter
-FW = ch07.FW  # filter width, 2 * R + 1
-FILTER = ch07.FILTER  # the filter the constant-memory kernels bake in
-IN_TILE = ch07.IN_TILE  # 8: input-tile blocks are IN_TILE x IN_TILE threads (32 on the GPU benchmark)
-OUT_TILE = ch07.OUT_TILE  # IN_TILE - 2 * R
-TILE = ch07.TILE  # 8: output-tile blocks are TILE x TILE threads
-print(FILTER)
+print(f"R = {R} (a {FW} x {FW} filter), IN_TILE = {IN_TILE}, OUT_TILE = {OUT_TILE}, TILE = {TILE}")
+print(FILTER)  # the filter the constant-memory kernels bake in
 
 # %% kernel:ch07_conv2d_basic
 
@@ -173,9 +169,6 @@ for out_tile in (6, 14, 30):
 
 # %% [markdown] statement:ch07_conv2d_register
 
-# %%
-ROWS = ch07.ROWS  # 3 output rows per thread (16 on the GPU benchmark)
-
 # %% kernel:ch07_conv2d_register
 
 # %%
@@ -208,3 +201,12 @@ img = np.random.default_rng(7).uniform(-1, 1, (20, 27)).astype(np.float32)
 d_out = cuda.device_array(img.shape, np.float32)
 conv2d_const[(4, 5), (8, 4)](d_out, cuda.to_device(img), img.shape[0], img.shape[1])
 print("max difference from NumPy:", float(np.abs(d_out.copy_to_host() - ch07.conv2d(img, FILTER)).max()))
+
+# %% [markdown]
+# ## What you proved
+#
+# Once every check above passes, this cell sums up what the checker now vouches for: the puzzles
+# passed in this session, and the known-wrong kernels (from the course's tests) it rejects for them.
+
+# %%
+puzzles.summary("pmpp-07")

@@ -23,6 +23,7 @@ import puzzles
 from helpers import timing
 from helpers.check import OverBudget, expect_failure
 from puzzles.pmpp import ch08_stencil as ch08
+from puzzles.pmpp.ch08_stencil import *  # its constants: C0, CXM, ..., CZP, IN_TILE, OUT_TILE, Z_STEPS
 
 # %% [markdown]
 # ## The basic kernel
@@ -30,11 +31,8 @@ from puzzles.pmpp import ch08_stencil as ch08
 # %% [markdown] statement:ch08_stencil_basic
 
 # %%
-C0, CXM, CXP, CYM, CYP, CZM, CZP = ch08.COEFFS  # float32 module constants
-IN_TILE = ch08.IN_TILE  # 6: shared tiles are IN_TILE wide (the GPU benchmark uses 8, then 32)
-OUT_TILE = ch08.OUT_TILE  # IN_TILE - 2
-Z_STEPS = ch08.Z_STEPS  # 4: planes per block in the marching kernels
-print(ch08.COEFFS)
+print(f"IN_TILE = {IN_TILE}, OUT_TILE = {OUT_TILE}, Z_STEPS = {Z_STEPS}")
+print(COEFFS)  # C0, CXM, CXP, CYM, CYP, CZM, CZP: float32 module constants
 
 # %% kernel:ch08_stencil_basic
 
@@ -150,3 +148,12 @@ d_out = cuda.device_array(g.shape, np.float32)
 grid = (-(-11 // OUT_TILE), -(-9 // OUT_TILE), -(-6 // Z_STEPS))
 stencil_coarse[grid, (IN_TILE, IN_TILE)](d_out, cuda.to_device(g), *g.shape)
 print("max difference from NumPy:", float(np.abs(d_out.copy_to_host() - ch08.stencil(g)).max()))
+
+# %% [markdown]
+# ## What you proved
+#
+# Once every check above passes, this cell sums up what the checker now vouches for: the puzzles
+# passed in this session, and the known-wrong kernels (from the course's tests) it rejects for them.
+
+# %%
+puzzles.summary("pmpp-08")

@@ -178,3 +178,12 @@ vals = np.random.default_rng(5).integers(0, ch09.MAX_VALUE, 3000).astype(np.int3
 d_hist = cuda.to_device(np.zeros(NUM_BINS, np.int32))
 hist_unrolled[4, 64](d_hist, cuda.to_device(vals), vals.size)
 print("counts equal NumPy's:", bool((d_hist.copy_to_host() == ch09.histogram(vals)).all()))
+
+# %% [markdown]
+# ## What you proved
+#
+# Once every check above passes, this cell sums up what the checker now vouches for: the puzzles
+# passed in this session, and the known-wrong kernels (from the course's tests) it rejects for them.
+
+# %%
+puzzles.summary("pmpp-09")

@@ -172,8 +172,11 @@ print(f"kernel: {out[0]:.4f}   NumPy: {a.sum(dtype=np.float64):.4f}")
 # - **A grid-stride loop** replaces "one segment per block": the grid is sized to fill the GPU (a
 #   few blocks per SM), and each block walks the input in steps of the whole grid. Any grid covers
 #   any `n`, and the number of atomics is the number of blocks, not `n / 2048`. A full round of
-#   `COARSE` loads has no bounds test: a load inside an `if` waits for the one before it, while
-#   unconditional loads are all in flight at once. Only the last few elements are loaded one by one.
+#   `COARSE` loads has no bounds test. A load needs no earlier load's value, so the hardware can
+#   have all `COARSE` of them in flight before the first returns; but when each sits behind its own
+#   bounds test, the compiler usually keeps the branches and issues the loads one branch at a time,
+#   and it may not hoist a load above a test that guards it. Without the tests, the loads are issued
+#   back to back. Only the last few elements are loaded with a test each.
 # - **Warp shuffles** replace the last steps of the tree. `cuda.shfl_down_sync(mask, v, d)` gives
 #   each lane the value `v` of the lane `d` places above it, register to register, with no shared
 #   memory and no barrier: the lanes of a warp execute it together. Five shuffles sum a warp.
@@ -212,3 +215,12 @@ else:
     rows = ch10.benchmark()
     print(timing.table(rows))
     timing.bar_chart(rows, title="Reduction (sum of 256 MiB of float32)")
+
+# %% [markdown]
+# ## What you proved
+#
+# Once every check above passes, this cell sums up what the checker now vouches for: the puzzles
+# passed in this session, and the known-wrong kernels (from the course's tests) it rejects for them.
+
+# %%
+puzzles.summary("pmpp-10")

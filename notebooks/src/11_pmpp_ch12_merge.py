@@ -193,3 +193,12 @@ else:
     rows = ch12.benchmark()
     print(timing.table(rows))
     timing.bar_chart(rows, title="Merge (2 x 128 MiB of float32)")
+
+# %% [markdown]
+# ## What you proved
+#
+# Once every check above passes, this cell sums up what the checker now vouches for: the puzzles
+# passed in this session, and the known-wrong kernels (from the course's tests) it rejects for them.
+
+# %%
+puzzles.summary("pmpp-12")

@@ -12,6 +12,8 @@ from numba import cuda, float32
 from helpers import timing, tuning
 from helpers.puzzle import Budget, Case, Puzzle
 
+__all__ = ["BLUR"]
+
 CHAPTER = "pmpp-03"
 BLUR = 1  # blur radius: a (2*BLUR+1) x (2*BLUR+1) window
 

@@ -20,13 +20,35 @@ from helpers.puzzle import Budget, Case, Puzzle, edge_sizes
 from helpers.timing import specialize
 from puzzles.pmpp.ch03_grids import matmul_kernel, spec_matmul
 
+__all__ = [
+    "TILE",
+    "COARSE",
+    "RM",
+    "BM",
+    "BN",
+    "BK",
+    "TM",
+    "TN",
+    "TX",
+    "TY",
+    "NT",
+    "A_LOADS",
+    "B_LOADS",
+    "PAD",
+    "BM_PAD",
+    "M_TILE",
+    "N_TILE",
+]
+
 CHAPTER = "pmpp-05"
 TILE = 8
+COARSE = 2  # coarsened tiled kernel: each thread computes COARSE outputs, TILE columns apart
+RM = 4  # 1-D register tiling: each thread computes RM outputs of one column (TILE must divide by RM)
 
 # register tiling: a block computes a BM x BN tile of p; each thread a TM x TN block of it, from
 # rows ty, ty + TY, ... and columns tx, tx + TX, ... (strided, so a warp's shared reads never
 # collide in one bank); k advances BK at a time
-BM, BN, BK, TM, TN = 32, 32, 4, 4, 4
+BM, BN, BK, TM, TN = 32, 32, 8, 4, 4
 
 
 def regtile_constants(bm, bn, bk, tm, tn):
@@ -124,6 +146,72 @@ def dynamic_tiled_matmul_kernel(p, m, n, rows, inner, cols, tile):
 
 
 @cuda.jit
+def coarse_matmul_kernel(p, m, n, rows, inner, cols):
+    # A block computes a TILE x (COARSE * TILE) piece of p: the m tile is loaded once per step and
+    # reused against COARSE n tiles, one after another.
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    row = cuda.blockIdx.y * TILE + ty
+    col0 = cuda.blockIdx.x * TILE * COARSE + tx
+    m_tile = cuda.shared.array((TILE, TILE), float32)
+    n_tile = cuda.shared.array((TILE, TILE), float32)
+    acc = cuda.local.array(COARSE, float32)
+    for c in range(COARSE):
+        acc[c] = 0
+    ### BEGIN SOLUTION
+    for t in range((inner + TILE - 1) // TILE):
+        k = t * TILE + tx
+        m_tile[ty, tx] = m[row, k] if row < rows and k < inner else float32(0)
+        for c in range(COARSE):
+            col = col0 + c * TILE
+            k = t * TILE + ty
+            n_tile[ty, tx] = n[k, col] if k < inner and col < cols else float32(0)
+            cuda.syncthreads()
+            for kk in range(TILE):
+                acc[c] += m_tile[ty, kk] * n_tile[kk, tx]
+            # the next n tile overwrites this one: everyone must be done reading it
+            cuda.syncthreads()
+    ### END SOLUTION
+    for c in range(COARSE):
+        col = col0 + c * TILE
+        if row < rows and col < cols:
+            p[row, col] = acc[c]
+
+
+@cuda.jit
+def rows_matmul_kernel(p, m, n, rows, inner, cols):
+    # Blocks of TILE x (TILE // RM) threads; thread (tx, ty) computes rows ty * RM ... ty * RM + RM - 1
+    # of the block's TILE x TILE piece of p, in column tx.
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    row0 = cuda.blockIdx.y * TILE + ty * RM
+    col = cuda.blockIdx.x * TILE + tx
+    m_tile = cuda.shared.array((TILE, TILE), float32)
+    n_tile = cuda.shared.array((TILE, TILE), float32)
+    acc = cuda.local.array(RM, float32)
+    for i in range(RM):
+        acc[i] = 0
+    ### BEGIN SOLUTION
+    for t in range((inner + TILE - 1) // TILE):
+        for i in range(RM):  # each thread loads RM elements of each tile
+            r = ty * RM + i
+            k = t * TILE + tx
+            m_tile[r, tx] = m[row0 + i, k] if row0 + i < rows and k < inner else float32(0)
+            k = t * TILE + r
+            n_tile[r, tx] = n[k, col] if k < inner and col < cols else float32(0)
+        cuda.syncthreads()
+        for kk in range(TILE):
+            b = n_tile[kk, tx]  # one shared read, reused by RM multiply-adds from a register
+            for i in range(RM):
+                acc[i] += m_tile[ty * RM + i, kk] * b
+        cuda.syncthreads()
+    ### END SOLUTION
+    for i in range(RM):
+        if row0 + i < rows and col < cols:
+            p[row0 + i, col] = acc[i]
+
+
+@cuda.jit
 def regtile_matmul_kernel(p, m, n, rows, inner, cols):
     tx = cuda.threadIdx.x
     ty = cuda.threadIdx.y
@@ -132,7 +220,10 @@ def regtile_matmul_kernel(p, m, n, rows, inner, cols):
     col0 = cuda.blockIdx.x * BN
     # Flat shared tiles, k-major: element (kk, r) of m's tile is m_tile[kk * BM_PAD + r] (stored
     # transposed so the compute loop reads it like n's), element (kk, c) of n's is n_tile[kk * BN + c].
-    # The padding spreads the transposing stores over all 32 banks.
+    # The stores turn the tile (a warp's 32 lanes store BK values of k for 32 / BK rows), so lane
+    # (r, kk) writes word kk * BM_PAD + r, in bank (kk * PAD + r) % 32 since BM_PAD = BM + PAD and
+    # BM is a multiple of 32. With PAD = 4 and BK = 8 (here and in the benchmark) those are 32
+    # different banks; without the padding, every lane with the same r would share one bank.
     m_tile = cuda.shared.array(M_TILE, float32)
     n_tile = cuda.shared.array(N_TILE, float32)
     acc = cuda.local.array((TM, TN), float32)
@@ -146,18 +237,14 @@ def regtile_matmul_kernel(p, m, n, rows, inner, cols):
             e = t + s * NT
             r = e // BK
             kk = e % BK
-            if row0 + r < rows and k0 + kk < inner:
-                m_tile[kk * BM_PAD + r] = m[row0 + r, k0 + kk]
-            else:
-                m_tile[kk * BM_PAD + r] = 0
+            inside = row0 + r < rows and k0 + kk < inner
+            m_tile[kk * BM_PAD + r] = m[row0 + r, k0 + kk] if inside else float32(0)
         for s in range(B_LOADS):
             e = t + s * NT
             kk = e // BN
             c = e % BN
-            if k0 + kk < inner and col0 + c < cols:
-                n_tile[kk * BN + c] = n[k0 + kk, col0 + c]
-            else:
-                n_tile[kk * BN + c] = 0
+            inside = k0 + kk < inner and col0 + c < cols
+            n_tile[kk * BN + c] = n[k0 + kk, col0 + c] if inside else float32(0)
         cuda.syncthreads()
         for kk in range(BK):
             # One base per k step plus constant offsets: cheap addresses in the hot loop. Unsigned,
@@ -306,6 +393,28 @@ def cases_dynamic(rng):
     return out
 
 
+def cases_coarse(rng):
+    return [
+        Case(
+            grid=(math.ceil(c / (TILE * COARSE)), math.ceil(r / TILE)),
+            block=(TILE, TILE),
+            args=_operands(rng, r, k, c),
+        )
+        for r, k, c in SHAPES
+    ]
+
+
+def cases_rows(rng):
+    return [
+        Case(
+            grid=(math.ceil(c / TILE), math.ceil(r / TILE)),
+            block=(TILE, TILE // RM),
+            args=_operands(rng, r, k, c),
+        )
+        for r, k, c in SHAPES
+    ]
+
+
 def cases_regtile(rng):
     # two block tiles in each direction somewhere, ragged edges everywhere
     return [
@@ -375,6 +484,67 @@ place of `TILE`. Budget: `2 * ceil(inner / tile)` global reads per thread and ex
             global_reads=lambda c: 2 * _tiles(c, c.args["tile"]),
             global_writes=1,
             shared_bytes=lambda c: c.shared_bytes,
+        ),
+        rtol=1e-4,
+        atol=1e-4,
+        chapter=CHAPTER,
+    ),
+    Puzzle(
+        name="ch05_matmul_coarse",
+        title="PMPP 5/6: Thread coarsening of the tiled kernel",
+        statement=f"""\
+The tiled kernel loads an `m` tile and an `n` tile for every `TILE x TILE` piece of `p`. Two blocks
+side by side load the **same** `m` tile. Coarsening merges them: one block of `TILE x TILE` threads
+computes `COARSE` pieces side by side (`COARSE = {COARSE}`), so thread `(tx, ty)` computes the
+outputs of row `row` at columns `col0 + c * TILE`, `c = 0 ... COARSE - 1`, kept in `acc[c]`. Per
+step of `k`, the block loads its `m` tile once, then for each `c` loads the `n` tile of piece `c`
+into the one `n_tile`, waits, accumulates, and waits again before the next `n` tile overwrites it.
+The grid has `ceil(cols / (TILE * COARSE))` blocks along x. Budget per thread: `(1 + COARSE)`
+global reads per tile step (the tiled kernel run `COARSE` times would read `2 * COARSE`),
+`COARSE` writes, two `TILE x TILE` shared tiles.""",
+        outputs=("p",),
+        spec=spec,
+        cases=cases_coarse,
+        reference=coarse_matmul_kernel,
+        hints=(
+            "Keep the tiled kernel's loop over t; inside it, load m's tile, then loop over c.",
+            "Piece c's column is col0 + c * TILE; its n tile comes from n[t*TILE + ty, that column].",
+            "Each c needs its own pair of barriers: after loading n's tile, and after using it.",
+        ),
+        budget=Budget(
+            global_reads=lambda c: (1 + COARSE) * _tiles(c, TILE),
+            global_writes=COARSE,
+            shared_bytes=2 * TILE * TILE * 4,
+        ),
+        rtol=1e-4,
+        atol=1e-4,
+        chapter=CHAPTER,
+    ),
+    Puzzle(
+        name="ch05_matmul_rows",
+        title="PMPP 5: Register tiling in one dimension",
+        statement=f"""\
+The tiled kernel's inner loop reads two shared values per multiply-add. Give each thread `RM`
+outputs of one column (`RM = {RM}`): blocks are `TILE x (TILE // RM)` threads, thread `(tx, ty)`
+computes rows `ty * RM ... ty * RM + RM - 1` of the block's `TILE x TILE` piece of `p`, column `tx`,
+in `acc[0 ... RM - 1]`. Each thread loads `RM` elements of each tile (tile rows `ty * RM + i`). In
+the product loop, read `n_tile[kk, tx]` **once** into a register and use it for all `RM` outputs:
+`RM + 1` shared reads feed `RM` multiply-adds, instead of `2 * RM`. Budget per thread: `2 * RM`
+global reads per tile step, `RM` writes, and at most `(RM + 1) * TILE` shared reads per tile step.""",
+        outputs=("p",),
+        spec=spec,
+        cases=cases_rows,
+        reference=rows_matmul_kernel,
+        hints=(
+            "Loading: for i in range(RM), tile row r = ty*RM + i: m_tile[r, tx] = m[row0 + i, t*TILE + tx].",
+            "n_tile[r, tx] = n[t*TILE + r, col]; zeros past the edges, as before.",
+            "Products: for kk: b = n_tile[kk, tx]; then for i: acc[i] += m_tile[ty*RM + i, kk] * b.",
+        ),
+        budget=Budget(
+            global_reads=lambda c: 2 * RM * _tiles(c, TILE),
+            global_writes=RM,
+            shared_reads=lambda c: (RM + 1) * TILE * _tiles(c, TILE),
+            shared_bytes=2 * TILE * TILE * 4,
         ),
         rtol=1e-4,
         atol=1e-4,
@@ -487,6 +657,23 @@ def _launchers():
     ]
 
 
+# FLOP per byte of global loads each variant's algorithm issues: 2 FLOPs per multiply-add; a
+# bm x bn block tile loads bm + bn floats per k for bm * bn multiply-adds (naive: 1 x 1 "tile")
+def intensity(bm: int, bn: int) -> float:
+    return 2 * bm * bn / (4 * (bm + bn))
+
+
+INTENSITY = {
+    "naive (ch. 3)": intensity(1, 1),
+    "tiled 16x16": intensity(16, 16),
+    "tiled 32x32": intensity(32, 32),
+    "dynamic shared, tile 32": intensity(32, 32),
+    "register-tiled 64x64, 4x4/thread": intensity(64, 64),
+    "register-tiled 128x128, 8x8/thread": intensity(128, 128),
+    BEST: intensity(128, 128),
+}
+
+
 def benchmark(scale: float = 1.0) -> list:
     """Validate every variant on ragged shapes, then time it on square matrices against cuBLAS."""
     rng = np.random.default_rng(6)
@@ -517,7 +704,11 @@ def benchmark(scale: float = 1.0) -> list:
         seconds = timing.time_gpu(
             lambda f=launch: f(dp, dm, dn, size, size, size), warmup=1 if slow else 3, reps=5 if slow else 20
         )
-        rows_out.append(timing.Measurement(name, seconds, bytes=3 * 4 * size * size, flops=2 * size**3))
+        rows_out.append(
+            timing.Measurement(
+                name, seconds, bytes=3 * 4 * size * size, flops=2 * size**3, intensity=INTENSITY[name]
+            )
+        )
     # spot-check the big result of the last (best) variant on a few rows
     got = dp.copy_to_host()
     pick = rng.choice(size, 8, replace=False)
@@ -539,6 +730,7 @@ def benchmark(scale: float = 1.0) -> list:
         )
         if peer is not None:
             rows_out.append(peer)
+    rows_out.append(timing.copy_ceiling())  # the bandwidth roof of the roofline chart
     return rows_out
 
 

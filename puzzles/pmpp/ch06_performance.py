@@ -8,8 +8,10 @@ a warp touches memory is the whole story:
                             both the global read and the global write run along rows
     ch06_transpose_coarse   the same, each thread moving TILE // ROWS elements
 
-`benchmark()` times the three on a GPU with the tile sizes a GPU wants
-(TILE = 32, ROWS = 8); the puzzles use small tiles so the simulator is quick.
+The puzzles use the tile a GPU wants (TILE = 32, one warp per tile row), because the lesson is
+about what one warp of 32 lanes asks of memory: at smaller tiles a warp spans several tile rows and
+neither the sector count nor the bank arithmetic of the prose holds. `benchmark()` times the three on
+a GPU with the same sizes.
 """
 
 import math
@@ -19,11 +21,14 @@ from numba import cuda, float32
 
 from helpers import timing, tuning
 from helpers.puzzle import Budget, Case, Puzzle
+from helpers.rules import max_bank_conflicts
 from helpers.timing import specialize
 
-TILE = 8  # a block handles a TILE x TILE tile (32 in the GPU benchmark)
-TILE_P = TILE + 1  # shared row length: one spare column so a tile column spans distinct banks
-ROWS = 2  # coarsened kernel: blocks of TILE x ROWS threads, TILE // ROWS elements each
+__all__ = ["TILE", "TILE_P", "ROWS"]
+
+TILE = 32  # a block handles a TILE x TILE tile: one warp per tile row
+TILE_P = TILE + 1  # shared row length: one spare column so a tile column spans all 32 banks
+ROWS = 8  # coarsened kernel: blocks of TILE x ROWS threads, TILE // ROWS elements each
 
 
 @cuda.jit
@@ -76,7 +81,8 @@ def spec(a, h, w):
     return a.T.copy()
 
 
-SHAPES = ((13, 21), (5, 3), (27, 18), (8, 30), (19, 11))  # (h, w): never square, never a multiple of 8
+# (h, w): never square; one partial tile, tile - 1, tile + 1, several tiles; case 0 has full tiles
+SHAPES = ((40, 36), (5, 3), (31, 33), (33, 70), (12, 65))
 
 
 def _cases(rng, block_rows):
@@ -122,12 +128,14 @@ TILED = (
 tile of `a` row by row (`threadIdx.x` along the columns of `a`), parks it in the shared array
 `tile`, waits for the whole tile, then writes the tile's transpose to `out`, again with `threadIdx.x`
 along a row, reading `tile` down a column instead. The turn happens in shared memory, where
-strided access is cheap; `TILE_P = TILE + 1` pads each shared row so a column of `tile` falls in
-different banks."""
+strided access is cheap as long as the 32 lanes hit 32 different banks: `TILE_P = TILE + 1` pads
+each shared row so that a column of `tile` (word `tx * TILE_P + ty`, bank `(tx + ty) % 32`) spans
+all 32 banks. An unpadded `TILE x TILE` tile puts a whole column in one bank: a 32-way conflict."""
     + _geometry("`TILE x TILE`")
     + """
 
-Budget per thread: 1 global read, 1 global write; shared memory at most `TILE * TILE_P` floats."""
+Budget per thread: 1 global read, 1 global write; shared memory at most `TILE * TILE_P` floats;
+every shared access conflict-free (one pass per warp)."""
 )
 
 COARSE = (
@@ -139,12 +147,14 @@ still touches whole rows, so every access stays coalesced."""
     + _geometry("`TILE x ROWS`")
     + """
 
-Budget per thread: `TILE // ROWS` global reads and writes."""
+Budget per thread: `TILE // ROWS` global reads and writes; shared accesses conflict-free."""
 )
 
-# A warp of the tiled kernels reads whole tile rows: at worst 2 sectors per row where 1 would do (50%).
-# The naive kernel's column reads stay under 40% on every case mix, so 45% tells them apart.
+# A warp of the tiled kernels reads one tile row: 32 floats, 4 sectors, 5 when the row starts
+# mid-sector. The naive kernel's column reads need a sector per lane (an eighth at full warps, under
+# 40% on every case mix), so 45% tells them apart.
 COALESCED = 0.45
+CONFLICT_FREE = (max_bank_conflicts(1),)
 _SHARED = Budget(global_reads=1, global_writes=1, shared_bytes=TILE * TILE_P * 4, min_coalescing=COALESCED)
 
 PUZZLES = [
@@ -168,6 +178,7 @@ PUZZLES = [
         cases=cases_tile,
         reference=transpose_tiled,
         budget=_SHARED,
+        rules=CONFLICT_FREE,
         chapter="pmpp-06",
         hints=(
             "Load with `tile[ty, tx] = a[row0 + ty, col0 + tx]`: threadIdx.x moves along a row of a.",
@@ -190,6 +201,7 @@ PUZZLES = [
             shared_bytes=TILE * TILE_P * 4,
             min_coalescing=COALESCED,
         ),
+        rules=CONFLICT_FREE,
         chapter="pmpp-06",
         hints=(
             "Take the tiled kernel and wrap the load and the store in `for j in range(0, TILE, ROWS)`.",

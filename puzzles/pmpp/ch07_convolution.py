@@ -22,6 +22,8 @@ from helpers import timing, tuning
 from helpers.puzzle import Budget, Case, Puzzle
 from helpers.timing import specialize
 
+__all__ = ["R", "FW", "FILTER", "IN_TILE", "OUT_TILE", "TILE", "ROWS"]
+
 R = 1  # filter radius
 FW = 2 * R + 1  # filter width
 # The constant-memory filter: fixed at compile time, every tap distinct and non-zero, not symmetric.

@@ -22,6 +22,8 @@ from helpers.timing import specialize
 
 # Seven distinct coefficients, so a neighbour taken from the wrong side shows up.
 # float32 so the kernel computes in float32 (a Python float would promote every term to float64).
+__all__ = ["C0", "CXM", "CXP", "CYM", "CYP", "CZM", "CZP", "COEFFS", "IN_TILE", "OUT_TILE", "Z_STEPS"]
+
 C0 = np.float32(0.5)
 CXM, CXP = np.float32(0.0625), np.float32(-0.125)
 CYM, CYP = np.float32(0.1875), np.float32(-0.25)

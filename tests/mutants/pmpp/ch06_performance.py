@@ -2,7 +2,7 @@
 
 from numba import cuda, float32
 
-from helpers.check import KernelDiagnosed
+from helpers.check import KernelDiagnosed, OverBudget
 from helpers.sim.errors import DataRace, UninitializedRead
 from puzzles.pmpp import ch06_performance as ch06
 from puzzles.pmpp.ch06_performance import ROWS, TILE, TILE_P
@@ -46,14 +46,43 @@ def transpose_coarse_wrong_step(out, a, h, w):
             out[col0 + ty + j, row0 + tx] = tile[tx, ty + j]
 
 
+@cuda.jit
+def transpose_unpadded(out, a, h, w):
+    # a TILE x TILE tile: the column read tile[tx, ty] puts all 32 lanes of a warp in one bank
+    tile = cuda.shared.array((TILE, TILE), float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    row0, col0 = cuda.blockIdx.x * TILE, cuda.blockIdx.y * TILE
+    if row0 + ty < h and col0 + tx < w:
+        tile[ty, tx] = a[row0 + ty, col0 + tx]
+    cuda.syncthreads()
+    if col0 + ty < w and row0 + tx < h:
+        out[col0 + ty, row0 + tx] = tile[tx, ty]
+
+
+@cuda.jit
+def transpose_coarse_unpadded(out, a, h, w):
+    tile = cuda.shared.array((TILE, TILE), float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    row0, col0 = cuda.blockIdx.x * TILE, cuda.blockIdx.y * TILE
+    for j in range(0, TILE, ROWS):
+        if row0 + ty + j < h and col0 + tx < w:
+            tile[ty + j, tx] = a[row0 + ty + j, col0 + tx]
+    cuda.syncthreads()
+    for j in range(0, TILE, ROWS):
+        if col0 + ty + j < w and row0 + tx < h:
+            out[col0 + ty + j, row0 + tx] = tile[tx, ty + j]
+
+
 MUTANTS = {
     "ch06_transpose_tiled": [
         ("transpose_no_barrier", transpose_no_barrier, KernelDiagnosed, (DataRace, UninitializedRead)),
         ("transpose_one_guard", transpose_one_guard, KernelDiagnosed, UninitializedRead),
+        ("transpose_unpadded", transpose_unpadded, OverBudget, "bank_conflicts"),
     ],
     "ch06_transpose_coarse": [
         ("transpose_tiled", ch06.transpose_tiled, KernelDiagnosed, UninitializedRead),
         ("transpose_coarse_wrong_step", transpose_coarse_wrong_step, KernelDiagnosed, DataRace),
+        ("transpose_coarse_unpadded", transpose_coarse_unpadded, OverBudget, "bank_conflicts"),
     ],
 }
 VARIANTS: dict = {}

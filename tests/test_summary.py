@@ -1,0 +1,68 @@
+"""puzzles.summary: what a finished notebook prints, computed from this session's checks and the
+mutants files (not canned)."""
+
+from __future__ import annotations
+
+import importlib
+from collections import Counter
+
+import pytest
+
+import puzzles
+
+
+@pytest.fixture
+def fresh(monkeypatch):
+    monkeypatch.setattr(puzzles, "_PASSED", set())
+    return puzzles
+
+
+def test_nothing_passed_lists_what_is_left(fresh):
+    text = fresh.summary_text("pmpp-06")
+    assert text.startswith("chapter pmpp-06: 0 of 3 puzzles passed.")
+    assert "still to pass: ch06_transpose_naive, ch06_transpose_tiled, ch06_transpose_coarse" in text
+    assert "rejects" not in text and "Every check" not in text
+
+
+def test_passing_checks_are_counted_with_their_mutants(fresh, capsys):
+    fresh.check("ch06_transpose_tiled", fresh.get("ch06_transpose_tiled").reference, seed=0, gpu=False)
+    text = fresh.summary_text("pmpp-06")
+    assert "1 of 3 puzzles passed: ch06_transpose_tiled" in text
+    mutants = importlib.import_module("mutants.pmpp.ch06_performance").MUTANTS["ch06_transpose_tiled"]
+    assert f"rejects the {len(mutants)} known-wrong kernels" in text
+    kinds = Counter(puzzles._mutant_kinds("puzzles.pmpp.ch06_performance")["ch06_transpose_tiled"])
+    assert kinds["over budget: bank conflicts"] == 1
+    for kind, n in kinds.items():
+        assert f"{kind} ({n})" in text
+    fresh.summary("pmpp-06")
+    assert capsys.readouterr().out.strip() == text
+
+
+def test_a_failed_check_does_not_count(fresh):
+    from mutants.pmpp.ch06_performance import transpose_unpadded
+
+    with pytest.raises(puzzles.harness.OverBudget):
+        fresh.check("ch06_transpose_tiled", transpose_unpadded, seed=0, gpu=False)
+    assert "0 of 3" in fresh.summary_text("pmpp-06")
+
+
+@pytest.mark.parametrize("module", ["puzzles.gpu_puzzles.p01_map", "puzzles.pmpp.ch10_reduction"])
+def test_mutant_counts_match_the_mutants_files(module):
+    """The summary reads the mutants files without importing them; it must count what they hold."""
+    mod = importlib.import_module(module)
+    real = importlib.import_module(module.replace("puzzles.", "mutants.", 1)).MUTANTS
+    read = puzzles._mutant_kinds(module)
+    assert {p: len(v) for p, v in read.items()} == {p: len(v) for p, v in real.items()}
+    assert set(read) <= {p.name for p in mod.PUZZLES}
+    assert all(k != "a known mistake" for v in read.values() for k in v)
+
+
+def test_every_notebook_ends_with_its_summary():
+    import pathlib
+
+    src = pathlib.Path(puzzles.__file__).resolve().parents[1] / "notebooks" / "src"
+    for f in sorted(src.glob("[01][0-9]_*.py")):
+        if int(f.name[:2]) > 11:
+            continue
+        tail = f.read_text().rstrip().splitlines()[-1]
+        assert tail.startswith("puzzles.summary("), f.name
