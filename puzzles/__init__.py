@@ -21,7 +21,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from helpers import check as harness
-from helpers import viz
+from helpers import environment, viz
 from helpers.puzzle import Puzzle, RunRecord
 
 # packages whose modules (recursively) hold exercises; a test may add one
@@ -77,6 +77,7 @@ def module_of(name: str) -> str:
 
 def check(name: str, kernel: Callable, *, seed: int | None = None, gpu: bool | None = None) -> harness.Result:
     """Check `kernel` against puzzle `name`: raise a PuzzleFailure (an AssertionError) or return a Result."""
+    environment.require_setup()  # in a notebook, the setup cell first: one sentence, not a traceback
     try:
         result = harness.check(get(name), kernel, seed=seed, gpu=gpu)
     except harness.PuzzleFailure as failure:

@@ -28,6 +28,17 @@ def test_check_before_setup_in_a_notebook_names_the_setup_cell(fresh, monkeypatc
     env.require_setup()  # after the setup cell: silent
 
 
+def test_puzzles_check_before_setup_names_the_setup_cell(fresh, monkeypatch):
+    import puzzles
+
+    in_notebook(monkeypatch)
+    p = puzzles.get("map")
+    with pytest.raises(env.EnvironmentProblem, match="setup cell"):
+        puzzles.check("map", p.reference, seed=0, gpu=False)
+    env.prepare(install=False)
+    assert puzzles.check("map", p.reference, seed=0, gpu=False).cases >= 5
+
+
 def test_outside_a_notebook_no_setup_cell_is_needed(fresh, monkeypatch):
     monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: None))
     env.require_setup()
