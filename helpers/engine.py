@@ -11,8 +11,6 @@ asks `STATE.real(name)` for numba-cuda's own function.
 from __future__ import annotations
 
 import os
-import sys
-import types
 from typing import Any, Callable
 
 # puzzle-sized grids are small on purpose; Numba's low-occupancy warning is noise for them
@@ -151,23 +149,3 @@ class _SimLaunch:
         sim.last = sim.launch(
             self.kernel, self.grid, self.block, args, shared_bytes=self.shared_bytes, trace=sim.config.trace
         )
-
-
-def _unpatch() -> None:
-    """Put numba-cuda's own functions back (the engine name is left as it is)."""
-    STATE._unpatch()
-
-
-class _Module(types.ModuleType):
-    """Keeps `engine._ENGINE` (read and assigned by older tests) a view of STATE.name."""
-
-    @property
-    def _ENGINE(self):
-        return STATE.name
-
-    @_ENGINE.setter
-    def _ENGINE(self, value):
-        STATE.name = value
-
-
-sys.modules[__name__].__class__ = _Module

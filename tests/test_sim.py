@@ -1098,11 +1098,12 @@ def test_trace_off():
 
 @pytest.fixture
 def sim_engine():
-    was = engine._ENGINE
+    """Traced launches on the simulator (conftest's shared fixture runs untraced)."""
+    was = engine.STATE.name
     helpers.use("sim")
     yield
-    engine._unpatch()
-    engine._ENGINE = was
+    engine.STATE._unpatch()
+    engine.STATE.name = was
 
 
 def test_engine_sim_patches_launch_and_host_calls(sim_engine):
