@@ -200,7 +200,8 @@ print("hierarchical scan of 1000 elements: right; last total", got[-1])
 # to publish the running total up to the predecessor's end, adds its own total, and publishes that
 # for its successor. Blocks talk through global memory: a value and a flag, with `threadfence()`
 # between writing the value and setting the flag (so that nobody sees the flag before the value),
-# and atomic reads on the other side (so that a stale cached copy is never read).
+# and the mirror on the other side: an atomic read of the flag, `threadfence()`, an atomic read of
+# the value (so that the value is not read before the flag, nor from a stale cached copy).
 #
 # One subtlety: a block may wait only for a block that is already running. A GPU starts blocks in
 # whatever order it likes, and block 5 spinning on block 4, which has not started and cannot start
