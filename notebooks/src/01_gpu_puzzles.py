@@ -23,8 +23,9 @@ from helpers.check import WrongAnswer, expect_failure
 # into arrays it is given. By the convention of this course the outputs come first, then the
 # inputs, then sizes: `kernel(out, a, size)`.
 #
-# One launch runs the kernel body once per **thread**, all at the same time (in principle). Threads
-# are grouped into **blocks**, and the blocks form the **grid**:
+# One launch runs the kernel body once per **thread**, conceptually all at once (the hardware runs
+# them in groups of 32, **warps**, as fast as it can). Threads are grouped into **blocks**, and the
+# blocks form the **grid**:
 #
 # ```python
 # kernel[blocks, threads_per_block](out, a, size)

@@ -77,8 +77,8 @@ puzzles.check("ch02_vecadd_grid_stride", vecadd_grid_stride_kernel)
 # %% [markdown]
 # ## More bytes in flight
 #
-# Memory latency on a GPU is around a microsecond. To keep a few terabytes per second flowing, the
-# machine needs megabytes of loads outstanding at any moment, and each thread contributes only the
+# A load from GPU memory takes several hundred nanoseconds. To keep terabytes per second flowing,
+# the machine needs megabytes of loads outstanding at any moment, and each thread contributes only the
 # loads it has issued and not yet used. The unrolled loop below issues eight loads before it needs
 # any of them. Each warp's accesses are still one contiguous 128-byte run per instruction: the
 # coalescing view shows it.
@@ -97,7 +97,8 @@ puzzles.check("ch02_vecadd_x4", vecadd_x4_kernel)
 # ## When is the GPU worth the trip?
 #
 # A GPU kernel launch costs a few microseconds before any work starts, and the data has to cross
-# PCIe (about 10-25 GB/s from ordinary pageable host memory, against 2-5 TB/s inside the GPU).
+# PCIe (about 5-25 GB/s from ordinary pageable host memory, against 0.3 TB/s inside a T4 and
+# 3-5 TB/s inside an H100 or H200).
 # Vector addition does one addition per 12 bytes moved, so for it the copies dominate at every size:
 # it only pays when the data already lives on the GPU, or when the copies are shared by many
 # kernels. A rough rule: below 50-100 microseconds of GPU work, launch and transfer overheads

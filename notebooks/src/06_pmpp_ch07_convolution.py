@@ -91,7 +91,7 @@ expect_failure(OverBudget, puzzles.check, "ch07_conv2d_tiled_in", ch07.conv2d_co
 
 # %% [markdown]
 # Forgetting the ghost cells leaves tile entries that no thread wrote; a real GPU would use
-# whatever an earlier kernel left in that shared memory. The simulator refuses to read them.
+# whatever that shared memory happened to hold. The simulator refuses to read them.
 
 
 # %%
@@ -122,7 +122,8 @@ expect_failure(KernelDiagnosed, puzzles.check, "ch07_conv2d_tiled_in", conv2d_no
 # The second design keeps blocks the size of the output tile, so no thread idles, and loads only
 # the tile's own pixels into shared memory. The halo pixels are also some neighbouring block's tile
 # pixels: that block reads them from global memory too, so by the time this block wants them they
-# are most likely in the L2 (or L1) cache. Reading them from global memory then costs little.
+# are most likely in the L2 cache (the L1 is per SM, and the neighbour may run on another SM).
+# Reading them from global memory then costs little.
 # The kernel branches per tap (tile, halo, or ghost), which costs instructions; on recent GPUs, with
 # large caches, this design often wins.
 
@@ -161,8 +162,9 @@ for out_tile in (6, 14, 30):
 # %% [markdown]
 # ## Loads in flight: a sliding window in registers
 #
-# On a GPU the kernels above wait on their loads one at a time: each tap sits behind an `if`, so
-# the next load cannot start before the previous tap is added. This worked example slides a 3 x 3
+# On a GPU the kernels above tend to wait on their loads one at a time: each tap's load sits behind
+# its own `if`, the compiler may not hoist a load above the test that guards it, so the loop issues
+# a load, waits for it at the add, and only then reaches the next test. This worked example slides a 3 x 3
 # window of registers down a column of `ROWS` outputs: each step loads only the three pixels of the
 # new bottom row, with clamped indices that are always safe, and zeroes ghost cells by multiplying
 # with 0. No branch separates the loads, so all of them are in flight together.
@@ -181,8 +183,7 @@ puzzles.check("ch07_conv2d_register", conv2d_register)
 # tiled ones; for the register window, the rows per thread and the block shape searched on your GPU,
 # the winner in brackets), against a device-to-device copy of the same size and
 # `cupyx.scipy.ndimage.correlate` (the peer: what you would call instead), both measured in the same
-# run.
-# The minimum traffic is the image read once and the output written once.
+# run. The minimum traffic is the image read once and the output written once.
 
 # %%
 if timing.skip_reason():

@@ -81,8 +81,8 @@ expect_failure(OverBudget, puzzles.check, "ch08_stencil_shared", ch08.stencil_ba
 # Let a 2-D block of `IN_TILE x IN_TILE` threads handle a whole column of `Z_STEPS` planes. At each
 # step the block needs three planes (z-1, z, z+1); moving to z+1 drops the oldest and loads just
 # one new plane. The halo is now only around the sides of a long column, and the tile can be
-# `32 x 32` on a GPU (1024 threads, 30 x 30 outputs per plane), where the 3-D tile was stuck at
-# `8^3` with 6^3 outputs.
+# `32 x 32` on a GPU (1024 threads, 30 x 30 outputs per plane), where a 3-D tile stops at `10^3`
+# threads with `8^3` outputs (`8^3` and `6^3` here).
 
 # %% [markdown] statement:ch08_stencil_coarse
 

@@ -56,7 +56,7 @@ puzzles.check("ch09_hist_atomic", hist_atomic)
 # %% [markdown]
 # Atomics on one address are processed one after another (in the L2 cache for global memory).
 # Every thread of the grid is now waiting on the same 64 counters: throughput is bounded by how fast
-# one counter can be updated, not by memory bandwidth.
+# those counters can be updated, not by memory bandwidth.
 #
 # ## Privatisation
 #
@@ -139,11 +139,11 @@ puzzles.check("ch09_hist_aggregated", hist_aggregated)
 # %% [markdown]
 # ## Bytes in flight
 #
-# A GPU hides the ~1 microsecond of memory latency by having many loads in flight at once. In the
-# interleaved loop, a thread issues one load and then waits for it, because the atomic needs the
-# value: one element in flight per thread. The last version issues a whole trip's `UNROLL` loads
-# (4 here, 8 on the GPU) before the first atomic, that many times the bytes in flight for the same
-# threads. (This is also why the data
+# A GPU hides the several hundred nanoseconds of memory latency by having many loads in flight at
+# once. In the interleaved loop, a thread issues one load and then waits for it, because the atomic
+# needs the value and the next load sits behind the loop's bounds test: one element in flight per
+# thread. The last version issues a whole trip's `UNROLL` loads (4 here, 8 on the GPU) before the
+# first atomic, that many times the bytes in flight for the same threads. (This is also why the data
 # here are int32: one-byte elements would need packing four to a load to get the same effect.)
 
 # %% [markdown] statement:ch09_hist_unrolled
@@ -159,8 +159,8 @@ puzzles.check("ch09_hist_unrolled", hist_unrolled)
 # On a GPU: every variant on 256 MiB of uniform random int32 values (256-thread blocks; the
 # grid-stride kernels with eight blocks per SM), against a device copy of the same size and CuPy's
 # `histogram` (the peer: what you would call instead), both measured in the same run. The minimum
-# traffic is the data read once and the bins written once. Expect the
-# first two to be far behind: one global atomic per element.
+# traffic is the data read once and the bins written once. Expect the first two to be far behind:
+# one global atomic per element.
 
 # %%
 if timing.skip_reason():

@@ -56,8 +56,10 @@ puzzles.check("ch11_kogge_stone", kogge_stone_scan)
 
 # %% [markdown]
 # Drop the temporary and the second barrier, `xy[t] += xy[t - stride]`, and thread `t` may read a
-# value that thread `t - stride` already updated in this step. On one warp of a real GPU it often
-# works by luck; the simulator reports the race:
+# value that thread `t - stride` already updated in this step. Within one warp of a real GPU it
+# often works, because the lanes happen to read before any of them writes; nothing guarantees that
+# (since Volta, lanes are scheduled independently), and across warps it fails. The simulator reports
+# the race:
 
 
 # %%
@@ -198,7 +200,8 @@ print("hierarchical scan of 1000 elements: right; last total", got[-1])
 # to publish the running total up to the predecessor's end, adds its own total, and publishes that
 # for its successor. Blocks talk through global memory: a value and a flag, with `threadfence()`
 # between writing the value and setting the flag (so that nobody sees the flag before the value),
-# and atomic reads on the other side (so that a stale cached copy is never read).
+# and the mirror on the other side: an atomic read of the flag, `threadfence()`, an atomic read of
+# the value (so that the value is not read before the flag, nor from a stale cached copy).
 #
 # One subtlety: a block may wait only for a block that is already running. A GPU starts blocks in
 # whatever order it likes, and block 5 spinning on block 4, which has not started and cannot start
@@ -227,7 +230,7 @@ puzzles.check("ch11_domino", domino_scan)
 # a long look-back costs a few round trips to memory, not one per tile. The block scan inside uses
 # warp shuffles (`shfl_up_sync`) rather than a shared-memory tree: each warp scans its own `ITEMS`
 # rows of 32 elements, kept in registers and loaded all at once, with a single barrier before the
-# warps' totals are combined. The tile is large, so the look-back is rare.
+# warps' totals are combined. The tile is large, so there are few tiles to look back over.
 
 # %% [markdown] statement:ch11_lookback
 
@@ -241,13 +244,12 @@ puzzles.check("ch11_lookback", lookback_scan)
 #
 # On a GPU: the hierarchical scan (sections of 1024), the domino scan and the decoupled look-back
 # (its block shape, 256 to 1024 threads of 8 to 24 elements, searched on your GPU and shown in
-# brackets) scan 256 MiB of floats, after each is checked against NumPy on
-# fresh data with several block shapes. The bytes counted are the minimum: the input read once and
-# the output written once. The goal for the look-back scan is 60% of the device copy measured in the
-# same run, and to be at least as fast as CuPy's `cumsum` (the peer) in that run. Flags and ticket
-# counter are zeroed by a tiny kernel before every single-pass launch:
-# two host-issued device-to-device copies instead cost more than doubled the look-back's time on an
-# H200. On a CPU machine this cell says so and does nothing.
+# brackets) scan 256 MiB of floats, after each is checked against NumPy on fresh data with several
+# block shapes. The bytes counted are the minimum: the input read once and the output written once.
+# The goal for the look-back scan is 60% of the device copy measured in the same run, and to be at
+# least as fast as CuPy's `cumsum` (the peer) in that run. Flags and ticket counter are zeroed by a
+# tiny kernel before every single-pass launch (two host-issued copies instead more than doubled the
+# look-back's time on an H200). On a CPU machine this cell says so and does nothing.
 
 # %%
 if timing.skip_reason():

@@ -88,7 +88,7 @@ expect_failure(WrongAnswer, puzzles.check, "ch12_co_rank", co_rank_ties_to_b)
 # ## Two device functions
 #
 # The same search, packaged as a **device function** (`@cuda.jit(device=True)`): callable from
-# any kernel, inlined by the compiler. With it, and a one-thread sequential merge, the merge
+# any kernel, and usually inlined by the compiler. With it, and a one-thread sequential merge, the merge
 # kernels below are short.
 
 # %%

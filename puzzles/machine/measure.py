@@ -1,5 +1,7 @@
 """The machine: what a GPU is in the learner's own numbers, and when it pays.
 
+One module, just over 500 lines, on purpose: every study shares one timing and skip path.
+
 A device query, memory bandwidth measured, host<->device transfers (pageable and pinned), streams
 and the overlap of copies with kernels drawn as a timeline of events, kernel launch overhead, and
 the same three computations (a vector op, a reduction, a small matmul) timed on the CPU (NumPy,
