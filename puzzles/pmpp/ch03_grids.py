@@ -10,7 +10,7 @@ import numpy as np
 from numba import cuda, float32
 
 from helpers import timing, tuning
-from helpers.puzzle import Budget, Case, Puzzle
+from helpers.puzzle import Budget, Case, Puzzle, edge_sizes
 
 __all__ = ["BLUR"]
 
@@ -103,9 +103,23 @@ IMAGE_SHAPES = (
 )
 
 
+def _image_shapes(rng):
+    """Case 0 the notebook's 11 x 13 in 8 x 8 blocks; then per seed one block shape of the list and,
+    per axis, the edges around it (1, block-1, block, block+1, a few blocks) and a side wider (31-36)
+    or taller (25-28) than the old fixed shapes, the two axes paired at random."""
+    pair = rng.spawn(1)[0]  # its own stream: case 0's data stay what they were
+    bx, by = IMAGE_SHAPES[int(pair.integers(1, len(IMAGE_SHAPES)))][1]
+    ws = edge_sizes(rng, IMAGE_SHAPES[0][0][1], bx, (31, 36))[1:]
+    hs = edge_sizes(rng, IMAGE_SHAPES[0][0][0], by, (25, 28))[1:]
+    k = max(len(ws), len(hs))
+    ws += [int(pair.integers(1, 3 * bx)) for _ in range(k - len(ws))]
+    hs += [int(pair.integers(1, 3 * by)) for _ in range(k - len(hs))]
+    return [IMAGE_SHAPES[0], *(((h, w), (bx, by)) for h, w in zip(pair.permutation(hs).tolist(), ws))]
+
+
 def cases_grayscale(rng):
     out = []
-    for (h, w), block in IMAGE_SHAPES:
+    for (h, w), block in _image_shapes(rng):
         rgb = rng.random((h, w, 3), dtype=np.float32)
         out.append(
             Case(
@@ -119,7 +133,7 @@ def cases_grayscale(rng):
 
 def cases_blur(rng):
     out = []
-    for (h, w), block in IMAGE_SHAPES:
+    for (h, w), block in _image_shapes(rng):
         img = rng.uniform(-1, 2, (h, w)).astype(np.float32)
         out.append(
             Case(
@@ -131,17 +145,32 @@ def cases_blur(rng):
     return out
 
 
+MATMUL_SHAPES = (
+    (9, 7, 13, (8, 8)),
+    (4, 17, 3, (4, 4)),
+    (20, 5, 11, (8, 4)),
+    (1, 6, 10, (16, 2)),
+    (13, 12, 14, (4, 8)),
+)
+
+
 def cases_matmul(rng):
     out = []
     # (rows, inner, cols, block): no square matrix has inner == rows == cols, so swapped loops or
     # indices go out of bounds or give wrong values instead of passing by symmetry
-    for rows, inner, cols, block in (
-        (9, 7, 13, (8, 8)),
-        (4, 17, 3, (4, 4)),
-        (20, 5, 11, (8, 4)),
-        (1, 6, 10, (16, 2)),
-        (13, 12, 14, (4, 8)),
-    ):
+    # case 0 the notebook's; then per seed rows and cols at the edges around a block drawn from the
+    # list, a side longer than before, and inner from 1 to 12
+    pair = rng.spawn(1)[0]  # its own stream: case 0's data stay what they were
+    bx, by = MATMUL_SHAPES[int(pair.integers(1, len(MATMUL_SHAPES)))][3]
+    cs = edge_sizes(rng, 13, bx, (15, 18))[1:]
+    rs = edge_sizes(rng, 9, by, (21, 24))[1:]
+    k = max(len(cs), len(rs))
+    cs += [int(pair.integers(1, 3 * bx)) for _ in range(k - len(cs))]
+    rs += [int(pair.integers(1, 3 * by)) for _ in range(k - len(rs))]
+    shapes = [MATMUL_SHAPES[0]] + [
+        (r, int(pair.integers(1, 13)), c, (bx, by)) for r, c in zip(pair.permutation(rs).tolist(), cs)
+    ]
+    for rows, inner, cols, block in shapes:
         m = rng.normal(0, 1, (rows, inner)).astype(np.float32)
         n = rng.uniform(-2, 2, (inner, cols)).astype(np.float32)
         out.append(

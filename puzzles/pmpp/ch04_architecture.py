@@ -12,7 +12,7 @@ from numba import cuda
 
 from helpers import timing
 from helpers.metrics import lane_paths, paths_per_warp  # noqa: F401  (the chapter's measures)
-from helpers.puzzle import Budget, Case, Puzzle
+from helpers.puzzle import Budget, Case, Puzzle, edge_sizes
 from helpers.rules import max_paths_per_warp
 
 # what `from puzzles.pmpp.ch04_architecture import *` gives a notebook: constants only, never a kernel
@@ -54,13 +54,26 @@ def spec_warp_lane(height, width, block_w, block_h):
 def cases_warp_lane(rng):
     out = []
     # 12 x 6 = 72 threads: three warps, the last one only 8 lanes full
-    for (h, w), (bw, bh) in (
+    # case 0 that; then per seed one block shape of the list and, per axis, the edges around it (1,
+    # block-1, block, block+1, a few blocks) and a side longer than before (w 71-80 or h 34-40), the
+    # widest paired with the shortest
+    shapes = (
         ((10, 20), (16, 4)),
         ((13, 30), (12, 6)),
         ((7, 5), (8, 8)),
         ((33, 9), (4, 16)),
         ((6, 70), (32, 2)),
-    ):
+    )
+    pair = rng.spawn(1)[0]
+    bw, bh = shapes[int(pair.integers(0, len(shapes)))][1]
+    ws = edge_sizes(rng, 20, bw, (71, 80))[1:]
+    hs = edge_sizes(rng, 10, bh, (34, 40))[1:]
+    k = max(len(ws), len(hs))
+    ws = sorted(ws + [int(pair.integers(1, 3 * bw))] * (k - len(ws)))
+    hs = sorted(hs + [int(pair.integers(1, 3 * bh))] * (k - len(hs)), reverse=True)
+    # and always a 12 x 6 block (a partly filled last warp) over several blocks, at a drawn size
+    partial = ((int(pair.integers(7, 19)), int(pair.integers(13, 37))), (12, 6))
+    for (h, w), (bw, bh) in [shapes[0], *(((h, w), (bw, bh)) for h, w in zip(hs, ws)), partial]:
         # extra scalars describe the launch to the spec; the kernel may read them or blockDim
         out.append(
             Case(
@@ -116,14 +129,19 @@ def spec_parity(a, n):
 
 
 def cases_parity(rng):
-    # blocks are whole numbers of warp pairs (64 threads); n is never a multiple of the block
+    # blocks are whole numbers of warp pairs (64 threads); case 0 n = 200 in blocks of 64, then per
+    # seed a block of 128 or 256 and n at its edges (1, block-1, block, block+1), a few blocks and
+    # more than before (1001-1300)
+    first = (200, 64)
+    tpb = 128 * 2 ** int(rng.spawn(1)[0].integers(0, 2))  # at least two warp pairs
+    sizes = [first, *((n, tpb) for n in edge_sizes(rng, first[0], tpb, (1001, 1300))[1:])]
     return [
         Case(
             grid=math.ceil(n / tpb),
             block=tpb,
             args={"out": np.empty(n, np.float32), "a": rng.uniform(-3, 3, n).astype(np.float32), "n": n},
         )
-        for n, tpb in ((200, 64), (50, 64), (300, 128), (129, 64), (1000, 256))
+        for n, tpb in sizes
     ]
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from numba import cuda, float32
 
 from helpers import timing, tuning
-from helpers.puzzle import Budget, Case, Puzzle
+from helpers.puzzle import Budget, Case, Puzzle, edge_sizes
 from helpers.rules import max_bank_conflicts
 from helpers.timing import specialize
 
@@ -85,9 +85,22 @@ def spec(a, h, w):
 SHAPES = ((40, 36), (5, 3), (31, 33), (33, 70), (12, 65))
 
 
+def _shapes(rng):
+    """Case 0 the notebook's 40 x 36; then per seed, per axis, the edges around one tile (1, TILE-1,
+    TILE, TILE+1, a few tiles) and a side longer than before (h 41-48, w 71-80); h descending against
+    w ascending keeps every image small, and a square one is made one column wider."""
+    hs = edge_sizes(rng, SHAPES[0][0], TILE, (41, 48))[1:]
+    ws = edge_sizes(rng, SHAPES[0][1], TILE, (71, 80))[1:]
+    k = max(len(hs), len(ws))
+    hs = sorted(hs + [TILE // 2] * (k - len(hs)), reverse=True)
+    hs = hs[1:] + hs[:1]  # the tallest meets the widest: at most 2 x 3 tiles, as before
+    ws = sorted(ws + [TILE // 2 + 1] * (k - len(ws)))
+    return [SHAPES[0], *((h, w + (h == w)) for h, w in zip(hs, ws))]
+
+
 def _cases(rng, block_rows):
     out = []
-    for h, w in SHAPES:
+    for h, w in _shapes(rng):
         a = rng.uniform(-50, 50, (h, w)).astype(np.float32)
         out.append(
             Case(

@@ -19,7 +19,7 @@ import numpy as np
 from numba import cuda, float32
 
 from helpers import timing, tuning
-from helpers.puzzle import Budget, Case, Puzzle
+from helpers.puzzle import Budget, Case, Puzzle, edge_sizes
 from helpers.timing import specialize
 
 __all__ = ["R", "FW", "FILTER", "IN_TILE", "OUT_TILE", "TILE", "ROWS"]
@@ -177,13 +177,26 @@ def spec_const(a, h, w):
 SHAPES = ((13, 22), (5, 4), (20, 9), (17, 31), (9, 14))  # (h, w): never square, sizes off the tile
 
 
+def _shapes(rng, bw, bh):
+    """Case 0 the notebook's 13 x 22; then per seed, per axis, the edges around one block of `bw` x
+    `bh` outputs (1, block-1, block, block+1, a few blocks) and a side wider (32-36) or taller (21-24)
+    than the old fixed shapes, the two axes paired at random."""
+    pair = rng.spawn(1)[0]  # its own stream: case 0's data stay what they were
+    ws = edge_sizes(rng, SHAPES[0][1], bw, (32, 36))[1:]
+    hs = edge_sizes(rng, SHAPES[0][0], bh, (21, 24))[1:]
+    k = max(len(ws), len(hs))
+    ws += [int(pair.integers(1, 3 * bw)) for _ in range(k - len(ws))]
+    hs += [int(pair.integers(1, 3 * bh)) for _ in range(k - len(hs))]
+    return [SHAPES[0], *zip(pair.permutation(hs).tolist(), ws)]
+
+
 def _image(rng, h, w):
     return rng.uniform(-10, 10, (h, w)).astype(np.float32)
 
 
 def cases_basic(rng):
     out = []
-    for h, w in SHAPES:
+    for h, w in _shapes(rng, 8, 4):
         f = rng.uniform(-2, 2, (FW, FW)).astype(np.float32)
         out.append(
             Case(
@@ -202,7 +215,7 @@ def cases_const(rng):
             block=(8, 4),
             args={"out": np.empty((h, w), np.float32), "a": _image(rng, h, w), "h": h, "w": w},
         )
-        for h, w in SHAPES
+        for h, w in _shapes(rng, 8, 4)
     ]
 
 
@@ -213,7 +226,7 @@ def cases_tiled_in(rng):
             block=(IN_TILE, IN_TILE),
             args={"out": np.empty((h, w), np.float32), "a": _image(rng, h, w), "h": h, "w": w},
         )
-        for h, w in SHAPES
+        for h, w in _shapes(rng, OUT_TILE, OUT_TILE)
     ]
 
 
@@ -225,7 +238,7 @@ def cases_register(rng):
             block=(8, 4),
             args={"out": np.empty((h, w), np.float32), "a": _image(rng, h, w), "h": h, "w": w},
         )
-        for h, w in SHAPES
+        for h, w in _shapes(rng, 8, 4 * ROWS)
     ]
 
 
@@ -236,7 +249,7 @@ def cases_tiled_cached(rng):
             block=(TILE, TILE),
             args={"out": np.empty((h, w), np.float32), "a": _image(rng, h, w), "h": h, "w": w},
         )
-        for h, w in SHAPES
+        for h, w in _shapes(rng, TILE, TILE)
     ]
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from numba import cuda, float32
 
 from helpers import timing, tuning
-from helpers.puzzle import Budget, Case, Puzzle
+from helpers.puzzle import Budget, Case, Puzzle, edge_sizes
 from helpers.timing import specialize
 
 # Seven distinct coefficients, so a neighbour taken from the wrong side shows up.
@@ -193,6 +193,22 @@ def spec(a, nz, ny, nx):
 SHAPES = ((5, 7, 10), (3, 4, 5), (9, 6, 5), (4, 9, 7), (7, 5, 13))  # (nz, ny, nx)
 
 
+def _shapes(rng, bx, by, bz):
+    """Case 0 the notebook's 5 x 7 x 10; then per seed, per axis, the edges around one block of
+    `bx` x `by` x `bz` outputs (1, block-1, block, block+1, a few blocks) and a side longer than the old
+    fixed shapes (x 14-17, y and z 10-12); x ascending against z descending keeps every volume small."""
+    pair = rng.spawn(1)[0]  # its own stream: case 0's data stay what they were
+    nz0, ny0, nx0 = SHAPES[0]
+    xs = edge_sizes(rng, nx0, bx, (14, 17))[1:]
+    ys = edge_sizes(rng, ny0, by, (10, 12))[1:]
+    zs = edge_sizes(rng, nz0, bz, (10, 12))[1:]
+    k = max(len(xs), len(ys), len(zs))
+    xs = sorted(xs + [int(pair.integers(1, 2 * bx + 1)) for _ in range(k - len(xs))])
+    ys = pair.permutation(ys + [int(pair.integers(1, 2 * by + 1)) for _ in range(k - len(ys))]).tolist()
+    zs = sorted(zs + [int(pair.integers(1, 2 * bz + 1)) for _ in range(k - len(zs))], reverse=True)
+    return [SHAPES[0], *zip(zs, ys, xs)]
+
+
 def _args(rng, shape):
     nz, ny, nx = shape
     return {
@@ -212,7 +228,7 @@ def cases_basic(rng):
             block=block,
             args=_args(rng, (nz, ny, nx)),
         )
-        for nz, ny, nx in SHAPES
+        for nz, ny, nx in _shapes(rng, *block)
     ]
 
 
@@ -223,7 +239,7 @@ def cases_shared(rng):
             block=(IN_TILE, IN_TILE, IN_TILE),
             args=_args(rng, (nz, ny, nx)),
         )
-        for nz, ny, nx in SHAPES
+        for nz, ny, nx in _shapes(rng, OUT_TILE, OUT_TILE, OUT_TILE)
     ]
 
 
@@ -234,7 +250,7 @@ def cases_march(rng):
             block=(IN_TILE, IN_TILE),
             args=_args(rng, (nz, ny, nx)),
         )
-        for nz, ny, nx in SHAPES
+        for nz, ny, nx in _shapes(rng, OUT_TILE, OUT_TILE, Z_STEPS)
     ]
 
 

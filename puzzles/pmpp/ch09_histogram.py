@@ -21,7 +21,7 @@ import numpy as np
 from numba import cuda, int32
 
 from helpers import timing
-from helpers.puzzle import Budget, Case, Puzzle
+from helpers.puzzle import Budget, Case, Puzzle, edge_sizes
 from helpers.rules import min_coalescing
 from helpers.timing import specialize
 
@@ -184,20 +184,29 @@ def _data(rng, n):
     return np.concatenate([runs, uniform]).astype(np.int32)
 
 
-SIZES = (300, 45, 1000, 777, 130)  # never a multiple of the block; 45 < 64
+SIZES = (300, 45, 1000, 777, 130)  # case 0's size is SIZES[0]; the others are drawn per seed
 
 
-def _cases(rng, grid_of, block=(64, 32, 64, 48, 32)):
-    out = []
-    for n, threads in zip(SIZES, block):
-        out.append(
-            Case(
-                grid=grid_of(n, threads),
-                block=threads,
-                args={"hist": np.empty(NUM_BINS, np.int32), "data": _data(rng, n), "n": n},
-            )
+def _cases(rng, grid_of, block=(64, 32, 64, 48, 32), per_thread=1):
+    """Case 0 the notebook's (SIZES[0] elements, block[0] threads); then per seed one block size drawn
+    from `block` and n at the edges around what one block covers (1, that - 1, that, that + 1), a few
+    blocks, and more elements than the old fixed sizes (1153-1300: more than 6 trips round
+    the largest interleaved grid)."""
+    first = Case(
+        grid=grid_of(SIZES[0], block[0]),
+        block=block[0],
+        args={"hist": np.empty(NUM_BINS, np.int32), "data": _data(rng, SIZES[0]), "n": SIZES[0]},
+    )
+    threads = int(rng.choice(block))
+    sizes = edge_sizes(rng, SIZES[0], threads * per_thread, (1153, 1300))[1:]
+    return [first] + [
+        Case(
+            grid=grid_of(n, threads),
+            block=threads,
+            args={"hist": np.empty(NUM_BINS, np.int32), "data": _data(rng, n), "n": n},
         )
-    return out
+        for n in sizes
+    ]
 
 
 def cases_one_each(rng):
@@ -207,7 +216,7 @@ def cases_one_each(rng):
 
 
 def cases_contiguous(rng):
-    return _cases(rng, lambda n, b: math.ceil(n / (b * CFACTOR)))
+    return _cases(rng, lambda n, b: math.ceil(n / (b * CFACTOR)), per_thread=CFACTOR)
 
 
 def cases_interleaved(rng):

@@ -15,7 +15,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from helpers.puzzle import Budget, Case, Puzzle
+from helpers.puzzle import Budget, Case, Puzzle, edge_sizes
 
 TPB = 16  # threads per block in the puzzles
 SEGMENT = 2 * TPB  # elements one block reduces in the one-block and segmented versions
@@ -182,25 +182,33 @@ def _case(rng, n, grid, block):
 
 
 def one_block_cases(rng):
-    # a full segment, odd sizes, one smaller than the block
-    return [_case(rng, n, 1, TPB) for n in (SEGMENT, 17, 5, SEGMENT - 1, 24)]
+    # case 0 a full segment; per seed 1, TPB-1, TPB, TPB+1 and a size up to the segment
+    return [_case(rng, n, 1, TPB) for n in edge_sizes(rng, SEGMENT, TPB, (TPB + 2, SEGMENT - 1))]
 
 
 def segmented_cases(rng):
-    return [_case(rng, n, (n + SEGMENT - 1) // SEGMENT, TPB) for n in (100, 7, SEGMENT + 3, 200, 45)]
+    # per seed: within one segment (1, TPB-1, TPB, TPB+1), a few segments, and 9 to 12 segments
+    sizes = edge_sizes(rng, 100, SEGMENT, (8 * SEGMENT + 1, 12 * SEGMENT))
+    return [_case(rng, n, (n + SEGMENT - 1) // SEGMENT, TPB) for n in sizes]
 
 
 def coarsened_cases(rng):
+    # per seed: within one block's share (1, per_block-1, per_block, per_block+1), a few blocks, 6 to 8
     per_block = 2 * COARSE * TPB
-    return [_case(rng, n, (n + per_block - 1) // per_block, TPB) for n in (150, 7, 300, per_block + 1, 129)]
+    sizes = edge_sizes(rng, 150, per_block, (5 * per_block + 1, 8 * per_block))
+    return [_case(rng, n, (n + per_block - 1) // per_block, TPB) for n in sizes]
 
 
 def shuffle_cases(rng):
-    # fewer blocks than the data needs: the grid-stride loop must go round; 1, 2 and 3 warps per block
-    return [
-        _case(rng, n, grid, block)
-        for n, grid, block in [(1000, 3, 64), (7, 2, 32), (389, 2, 96), (1201, 4, 64), (64, 1, 32)]
-    ]
+    # fewer blocks than the data needs: the grid-stride loop must go round; 1 to 4 warps per block,
+    # 1 to 4 blocks, drawn per seed; n from 1 (one thread busy) to several trips round the grid
+    first = _case(rng, 1000, 3, 64)
+    grid, block = int(rng.integers(1, 5)), 32 * int(rng.integers(1, 5))
+    threads = grid * block
+    sizes = edge_sizes(rng, 1000, threads, (min(3 * threads + 1, 1300), 1600))[1:]
+    # and always one launch of 4 warps per block, more than the statement's examples
+    wide = _case(rng, int(rng.integers(700, 1600)), int(rng.integers(1, 4)), 128)
+    return [first] + [_case(rng, n, grid, block) for n in sizes] + [wide]
 
 
 _TOL = dict(rtol=1e-5, atol=1e-4)  # float32 sums in another order than NumPy's
@@ -302,7 +310,7 @@ so any grid covers any `n`. Finish the block's sum without a shared-memory tree:
 `cuda.shfl_down_sync(0xFFFFFFFF, acc, offset)` for `offset = 16, 8, 4, 2, 1` leaves the warp's total
 in lane 0; lane 0 of each warp stores it in `warp_sums`; after a barrier the first warp adds those up
 the same way and its lane 0 adds the block's total to `out[0]` atomically. Budget per thread: one
-shared write, one shared read; one atomic per block. Block sizes are whole warps (32, 64, 96).""",
+shared write, one shared read; one atomic per block. Block sizes are whole warps (32 to 128).""",
         outputs=("out",),
         spec=sum_spec,
         cases=shuffle_cases,

@@ -13,7 +13,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from helpers.puzzle import Case, Puzzle
+from helpers.puzzle import Case, Puzzle, edge_sizes
 
 TPB = 16  # threads per block; a Kogge-Stone section is TPB elements
 COARSE = 4  # three-phase: elements per thread, section = COARSE * TPB
@@ -429,15 +429,22 @@ def _blocks(n, section):
     return (n + section - 1) // section
 
 
-# sizes: not multiples of the section, one smaller than a block, several blocks
+# case 0's size (the notebook's); the others are drawn per seed (edge_sizes): 1, a section - 1, a
+# section, a section + 1, a few sections, and more sections than the statement's examples ever had
 SIZES = (50, 7, 100, 33, 81)
 
 
-def section_cases(section, sizes=SIZES, tpb=TPB):
+def _sizes(rng, typical, section, old_most):
+    """Case 0 `typical`, then the edges around one section and a largest of 1 to 2 sections more
+    than the `old_most` sections the fixed sizes once reached."""
+    return edge_sizes(rng, typical, section, (old_most * section + 1, (old_most + 2) * section))
+
+
+def section_cases(section, typical=SIZES[0], tpb=TPB, old_most=7):
     def cases(rng):
         return [
             Case(_blocks(n, section), tpb, dict(out=np.zeros(n, np.float32), a=_values(rng, n), n=n))
-            for n in sizes
+            for n in _sizes(rng, typical, section, old_most)
         ]
 
     return cases
@@ -455,13 +462,13 @@ def scan_blocks_cases(rng):
                 n=n,
             ),
         )
-        for n in SIZES
+        for n in _sizes(rng, SIZES[0], TPB, 7)
     ]
 
 
 def add_sums_cases(rng):
     cases = []
-    for n in SIZES:
+    for n in _sizes(rng, SIZES[0], TPB, 7):
         nb = _blocks(n, TPB)
         cases.append(
             Case(
@@ -480,7 +487,7 @@ def add_sums_cases(rng):
 
 def domino_cases(rng):
     cases = []
-    for n in SIZES:
+    for n in _sizes(rng, SIZES[0], TPB, 7):
         nb = _blocks(n, TPB)
         cases.append(
             Case(
@@ -501,7 +508,7 @@ def domino_cases(rng):
 
 def lookback_cases(rng):
     cases = []
-    for n in (300, 77, 129, 513, 700):
+    for n in _sizes(rng, 300, ITEMS * LB_TPB, 6):
         nb = _blocks(n, ITEMS * LB_TPB)
         cases.append(
             Case(
@@ -578,7 +585,7 @@ Up-sweep: a reduction tree in place, with strides 1, 2, ..., TPB; thread `t` upd
 `stride` to its right. Far fewer additions than Kogge-Stone.""",
         outputs=("out",),
         spec=inclusive_spec(2 * TPB),
-        cases=section_cases(2 * TPB, sizes=(50, 7, 100, 33, 130)),
+        cases=section_cases(2 * TPB, old_most=5),
         reference=brent_kung_scan,
         hints=(
             "Each thread loads two elements: i and i + blockDim.",
@@ -598,7 +605,7 @@ phase 2: Kogge-Stone over the threads' last elements; phase 3: every thread adds
 threads before it.""",
         outputs=("out",),
         spec=inclusive_spec(COARSE * TPB),
-        cases=section_cases(COARSE * TPB, sizes=(150, 7, 200, 65, 81)),
+        cases=section_cases(COARSE * TPB, typical=150, old_most=4),
         reference=three_phase_scan,
         chapter=CHAPTER,
         **_TOL,

@@ -14,7 +14,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from helpers.puzzle import Case, Puzzle
+from helpers.puzzle import Case, Puzzle, edge_sizes
 
 TPB = 8  # threads per block in the puzzles
 TILE = 16  # elements of A and of B held in shared memory per block (tiled and circular)
@@ -308,11 +308,24 @@ def merge_spec(a, b, m, n):
     return np.sort(np.concatenate([a, b]), kind="stable").astype(np.float32)
 
 
+def _split(rng, total):
+    # m + n = total, both at least 1, drawn per case: uneven splits and near-even ones
+    m = int(rng.integers(1, total))
+    return m, total - m
+
+
+def _co_rank_case(rng, m, n, grid):
+    a, b = _sorted_pair(rng, m, n)
+    return Case(grid, TPB, dict(out=np.zeros(m + n + 1, np.int32), a=a, b=b, m=m, n=n))
+
+
 def co_rank_cases(rng):
-    cases = []
-    for m, n, grid in [(13, 21, 5), (30, 7, 5), (1, 9, 2), (40, 40, 11), (25, 26, 7)]:
-        a, b = _sorted_pair(rng, m, n)
-        cases.append(Case(grid, TPB, dict(out=np.zeros(m + n + 1, np.int32), a=a, b=b, m=m, n=n)))
+    # case 0 the notebook's; then m + n per seed: the edges around one block (2, TPB-1, TPB, TPB+1),
+    # a few blocks and more outputs than the old largest (81), one thread per output k in 0..m+n
+    cases = [_co_rank_case(rng, 13, 21, 5)]
+    for total in edge_sizes(rng, 34, TPB, (82, 120), smallest=2)[1:]:
+        grid = (total + 1 + TPB - 1) // TPB + int(rng.integers(0, 2))
+        cases.append(_co_rank_case(rng, *_split(rng, total), grid))
     return cases
 
 
@@ -325,13 +338,21 @@ def _merge_cases(rng, shapes):
 
 
 def basic_cases(rng):
-    # 3 blocks of 8: 24 threads; (5, 6) leaves threads with nothing to merge
-    return _merge_cases(rng, [(37, 50, 3), (60, 11, 3), (5, 6, 2), (1, 33, 2), (45, 44, 1)])
+    # case 0: 3 blocks of 8, 24 threads; per seed 1 to 3 blocks and m + n around the thread count
+    # (fewer outputs than threads leaves threads with nothing to merge), up to more than the old 89
+    first = _merge_cases(rng, [(37, 50, 3)])
+    grid = int(rng.integers(1, 4))
+    totals = edge_sizes(rng, 87, grid * TPB, (90, 120), smallest=2)[1:]
+    return first + _merge_cases(rng, [(*_split(rng, t), grid) for t in totals])
 
 
 def tiled_cases(rng):
-    # several TILE-sized rounds per block, uneven splits between A and B, a block with little work
-    return _merge_cases(rng, [(61, 74, 3), (90, 13, 2), (5, 6, 2), (2, 70, 2), (47, 48, 1)])
+    # case 0: several TILE-sized rounds per block; per seed m + n around one tile (one round, one
+    # short), uneven splits, 1 to 3 blocks, and one block with more rounds than the old cases (6)
+    first = _merge_cases(rng, [(61, 74, 3)])
+    totals = edge_sizes(rng, 135, TILE, (6 * TILE + 1, 8 * TILE), smallest=2)[1:]
+    shapes = [(*_split(rng, t), 1 if t > 6 * TILE else int(rng.integers(1, 4))) for t in totals]
+    return first + _merge_cases(rng, shapes)
 
 
 _MERGE_STATEMENT = """Merge the sorted arrays `a` (length `m`) and `b` (length `n`) into `c` (length `m + n`),

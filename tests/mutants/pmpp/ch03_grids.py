@@ -70,11 +70,30 @@ def matmul_no_guard(p, m, n, rows, inner, cols):
     p[row, col] = acc
 
 
+@cuda.jit
+def blur_widest_example(out, img, height, width):
+    # outputs bounded by the widest example image (30 columns) as well as by width
+    row = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
+    col = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    if row < height and col < min(width, 30):
+        total = float32(0)
+        count = 0
+        for dr in range(-1, 2):
+            for dc in range(-1, 2):
+                r = row + dr
+                c = col + dc
+                if r >= 0 and r < height and c >= 0 and c < width:
+                    total += img[r, c]
+                    count += 1
+        out[row, col] = total / count
+
+
 MUTANTS = {
     "ch03_blur": [
         ("blur_no_edge_check", blur_no_edge_check, KernelDiagnosed, OutOfBounds),
         ("blur_divide_by_nine", blur_divide_by_nine, WrongAnswer, None),
         ("blur_no_guard", blur_no_guard, KernelDiagnosed, OutOfBounds),
+        ("blur_widest_example", blur_widest_example, WrongAnswer, None),
     ],
     "ch03_matmul": [
         ("matmul_swapped", matmul_swapped, KernelDiagnosed, OutOfBounds),

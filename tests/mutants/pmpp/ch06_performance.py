@@ -2,7 +2,7 @@
 
 from numba import cuda, float32
 
-from helpers.check import KernelDiagnosed, OverBudget
+from helpers.check import KernelDiagnosed, OverBudget, WrongAnswer
 from helpers.sim.errors import DataRace, UninitializedRead
 from puzzles.pmpp import ch06_performance as ch06
 from puzzles.pmpp.ch06_performance import ROWS, TILE, TILE_P
@@ -73,11 +73,25 @@ def transpose_coarse_unpadded(out, a, h, w):
             out[col0 + ty + j, row0 + tx] = tile[tx, ty + j]
 
 
+@cuda.jit
+def transpose_widest_example(out, a, h, w):
+    # the store bounded by the widest example (70 columns of a) as well as by w
+    tile = cuda.shared.array((TILE, TILE_P), float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    row0, col0 = cuda.blockIdx.x * TILE, cuda.blockIdx.y * TILE
+    if row0 + ty < h and col0 + tx < w:
+        tile[ty, tx] = a[row0 + ty, col0 + tx]
+    cuda.syncthreads()
+    if col0 + ty < min(w, 70) and row0 + tx < h:
+        out[col0 + ty, row0 + tx] = tile[tx, ty]
+
+
 MUTANTS = {
     "ch06_transpose_tiled": [
         ("transpose_no_barrier", transpose_no_barrier, KernelDiagnosed, (DataRace, UninitializedRead)),
         ("transpose_one_guard", transpose_one_guard, KernelDiagnosed, UninitializedRead),
         ("transpose_unpadded", transpose_unpadded, OverBudget, "bank_conflicts"),
+        ("transpose_widest_example", transpose_widest_example, WrongAnswer, None),
     ],
     "ch06_transpose_coarse": [
         ("transpose_tiled", ch06.transpose_tiled, KernelDiagnosed, UninitializedRead),

@@ -88,11 +88,33 @@ def conv_cached_halo_zero(out, a, h, w):
         out[row, col] = acc
 
 
+@cuda.jit
+def conv_in_widest_example(out, a, h, w):
+    # outputs bounded by the widest example image (31 columns) as well as by w: a wider image loses columns
+    f = cuda.const.array_like(FILTER)
+    tile = cuda.shared.array((IN_TILE, IN_TILE), float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    col = cuda.blockIdx.x * OUT_TILE + tx - R
+    row = cuda.blockIdx.y * OUT_TILE + ty - R
+    if 0 <= row < h and 0 <= col < w:
+        tile[ty, tx] = a[row, col]
+    else:
+        tile[ty, tx] = 0.0
+    cuda.syncthreads()
+    if R <= tx < IN_TILE - R and R <= ty < IN_TILE - R and row < h and col < min(w, 31):
+        acc = float32(0.0)
+        for i in range(FW):
+            for j in range(FW):
+                acc += f[i, j] * tile[ty - R + i, tx - R + j]
+        out[row, col] = acc
+
+
 MUTANTS = {
     "ch07_conv2d_tiled_in": [
         ("conv_in_no_ghost", conv_in_no_ghost, KernelDiagnosed, UninitializedRead),
         ("conv_in_no_halo", conv_in_no_halo, WrongAnswer, None),
         ("conv_in_no_barrier", conv_in_no_barrier, KernelDiagnosed, DataRace),
+        ("conv_in_widest_example", conv_in_widest_example, WrongAnswer, None),
         ("conv2d_const", ch07.conv2d_const, OverBudget, "global_reads"),
     ],
     "ch07_conv2d_tiled_cached": [

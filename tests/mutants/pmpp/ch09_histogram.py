@@ -169,6 +169,25 @@ def hist_interleaved_while(hist, data, n):
             cuda.atomic.add(hist, b, count)
 
 
+@cuda.jit
+def hist_interleaved_six_trips(hist, data, n):
+    # six trips round the grid, enough for the statement-sized examples (1000 elements, 3 x 64 threads)
+    hist_s = cuda.shared.array(NUM_BINS, int32)
+    t = cuda.threadIdx.x
+    for b in range(t, NUM_BINS, cuda.blockDim.x):
+        hist_s[b] = 0
+    cuda.syncthreads()
+    for k in range(6):
+        i = cuda.grid(1) + k * cuda.gridsize(1)
+        if i < n:
+            cuda.atomic.add(hist_s, data[i] // BIN_WIDTH, 1)
+    cuda.syncthreads()
+    for b in range(t, NUM_BINS, cuda.blockDim.x):
+        count = hist_s[b]
+        if count > 0:
+            cuda.atomic.add(hist, b, count)
+
+
 MUTANTS = {
     "ch09_hist_private_shared": [
         ("hist_shared_not_atomic", hist_shared_not_atomic, KernelDiagnosed, DataRace),
@@ -178,6 +197,7 @@ MUTANTS = {
         ("hist_atomic", ch09.hist_atomic, OverBudget, "global_atomics_per_block"),
     ],
     "ch09_hist_coarse_interleaved": [
+        ("hist_interleaved_six_trips", hist_interleaved_six_trips, WrongAnswer, None),
         ("hist_block_stride", hist_block_stride, WrongAnswer, None),
         ("hist_private_shared", ch09.hist_private_shared, WrongAnswer, None),
         ("hist_contiguous_runs", hist_contiguous_runs, OverBudget, "min_coalescing"),

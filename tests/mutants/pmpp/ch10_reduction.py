@@ -202,6 +202,36 @@ def shuffle_no_barrier(out, a, n):
             cuda.atomic.add(out, 0, acc)
 
 
+@cuda.jit
+def shuffle_warp_sums_for_three(out, a, n):
+    # warp_sums sized for the statement's largest block (96 threads, 3 warps): a 4-warp block overflows it
+    warp_sums = cuda.shared.array(3, numba.float32)
+    t = cuda.threadIdx.x
+    bd = cuda.blockDim.x
+    lane = t % 32
+    warp = t // 32
+    acc = np.float32(0.0)
+    i = cuda.blockIdx.x * bd + t
+    while i < n:
+        acc += a[i]
+        i += cuda.gridDim.x * bd
+    offset = 16
+    while offset > 0:
+        acc += cuda.shfl_down_sync(FULL_MASK, acc, offset)
+        offset //= 2
+    if lane == 0:
+        warp_sums[warp] = acc
+    cuda.syncthreads()
+    if warp == 0:
+        acc = warp_sums[lane] if lane < bd // 32 else np.float32(0.0)
+        offset = 16
+        while offset > 0:
+            acc += cuda.shfl_down_sync(FULL_MASK, acc, offset)
+            offset //= 2
+        if lane == 0:
+            cuda.atomic.add(out, 0, acc)
+
+
 MUTANTS = {
     "ch10_reduce_convergent": [
         ("convergent_barrier_in_if", convergent_barrier_in_if, KernelDiagnosed, BarrierDivergence),
@@ -217,6 +247,7 @@ MUTANTS = {
         ("shuffle_shared_tree", shuffle_shared_tree, OverBudget, "shared_reads"),
         ("shuffle_divergent", shuffle_divergent, KernelDiagnosed, WarpDivergence),
         ("shuffle_no_barrier", shuffle_no_barrier, KernelDiagnosed, (DataRace, UninitializedRead)),
+        ("shuffle_warp_sums_for_three", shuffle_warp_sums_for_three, KernelDiagnosed, OutOfBounds),
     ],
 }
 VARIANTS: dict = {}

@@ -174,6 +174,23 @@ def domino_static(out, flags, carries, counter, a, n):
         out[i] = xy[t] + carry_in[0]
 
 
+@cuda.jit
+def add_sums_totals_for_seven(out, partial, prefix, n):
+    # the section totals cached in shared memory, sized for the 7 sections of n = 100: more sections overflow
+    pre = cuda.shared.array(7, numba.float32)
+    t = cuda.threadIdx.x
+    b = cuda.blockIdx.x
+    if t < cuda.gridDim.x:
+        pre[t] = prefix[t]
+    cuda.syncthreads()
+    i = b * cuda.blockDim.x + t
+    if i < n:
+        if b > 0:
+            out[i] = partial[i] + pre[b - 1]
+        else:
+            out[i] = partial[i]
+
+
 MUTANTS = {
     "ch11_kogge_stone": [
         ("ks_one_barrier", ks_one_barrier, KernelDiagnosed, DataRace),
@@ -187,6 +204,7 @@ MUTANTS = {
     "ch11_add_sums": [
         ("add_sums_no_first_block_check", add_sums_no_first_block_check, KernelDiagnosed, OutOfBounds),
         ("add_sums_off_by_one", add_sums_off_by_one, WrongAnswer, None),
+        ("add_sums_totals_for_seven", add_sums_totals_for_seven, KernelDiagnosed, OutOfBounds),
     ],
 }
 VARIANTS: dict = {}
