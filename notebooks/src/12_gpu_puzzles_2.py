@@ -411,3 +411,12 @@ puzzles.hint("grid_sync", 1)
 # atomics combine results across blocks, cheapest when privatized or aggregated first; banks
 # decide what a shared-memory access costs; and a grid barrier is only for grids that fit on the
 # GPU at once. The next notebook measures the machine these run on.
+
+# %% [markdown]
+# ## What you proved
+#
+# Once every check above passes, this cell sums up what the checker now vouches for: the puzzles
+# passed in this session, and the known-wrong kernels (from the course's tests) it rejects for them.
+
+# %%
+puzzles.summary("puzzles-2")

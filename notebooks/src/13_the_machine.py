@@ -236,3 +236,12 @@ else:
 # memory bandwidth, not arithmetic, bounds most kernels; the bus is an order of magnitude slower
 # still; a launch costs microseconds; streams hide copies behind compute. The next notebooks
 # return to PMPP's patterns with these costs in mind.
+
+# %% [markdown]
+# ## What you proved
+#
+# Once every check above passes, this cell sums up what the checker now vouches for: the puzzles
+# passed in this session, and the known-wrong kernels (from the course's tests) it rejects for them.
+
+# %%
+puzzles.summary("machine")

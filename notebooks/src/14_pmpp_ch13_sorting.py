@@ -419,3 +419,12 @@ else:
     rows = ch13.benchmark()
     print(timing.table(rows))
     timing.bar_chart(rows, title="Sorting 2^26 uint32 keys")
+
+# %% [markdown]
+# ## What you proved
+#
+# Once every check above passes, this cell sums up what the checker now vouches for: the puzzles
+# passed in this session, and the known-wrong kernels (from the course's tests) it rejects for them.
+
+# %%
+puzzles.summary("pmpp-13")

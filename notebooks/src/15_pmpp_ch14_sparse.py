@@ -250,3 +250,12 @@ else:
     rows = ch14.benchmark()
     print(timing.table(rows))
     timing.bar_chart(rows, title="SpMV: Poisson 2048^2 and power-law 2^20")
+
+# %% [markdown]
+# ## What you proved
+#
+# Once every check above passes, this cell sums up what the checker now vouches for: the puzzles
+# passed in this session, and the known-wrong kernels (from the course's tests) it rejects for them.
+
+# %%
+puzzles.summary("pmpp-14")

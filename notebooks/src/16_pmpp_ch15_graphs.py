@@ -258,3 +258,12 @@ else:
     rows = ch15.benchmark()
     print(timing.table(rows))
     timing.bar_chart(rows, title="BFS on a 2^20-vertex power-law graph")
+
+# %% [markdown]
+# ## What you proved
+#
+# Once every check above passes, this cell sums up what the checker now vouches for: the puzzles
+# passed in this session, and the known-wrong kernels (from the course's tests) it rejects for them.
+
+# %%
+puzzles.summary("pmpp-15")

@@ -309,3 +309,12 @@ else:
     rows = ch16.benchmark()
     print(timing.table(rows))
     timing.bar_chart(rows, title="Conv layer N=32, C=K=64, 56x56, 3x3 (FP32)")
+
+# %% [markdown]
+# ## What you proved
+#
+# Once every check above passes, this cell sums up what the checker now vouches for: the puzzles
+# passed in this session, and the known-wrong kernels (from the course's tests) it rejects for them.
+
+# %%
+puzzles.summary("pmpp-16")

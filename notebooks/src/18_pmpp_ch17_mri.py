@@ -243,3 +243,12 @@ else:
     rows = ch17.benchmark()
     print(timing.table(rows))
     timing.bar_chart(rows, title="F^H D, 32768 voxels x 16384 samples")
+
+# %% [markdown]
+# ## What you proved
+#
+# Once every check above passes, this cell sums up what the checker now vouches for: the puzzles
+# passed in this session, and the known-wrong kernels (from the course's tests) it rejects for them.
+
+# %%
+puzzles.summary("pmpp-17")

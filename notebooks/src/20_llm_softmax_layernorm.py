@@ -561,3 +561,12 @@ else:
         verdict = "missing" if ratio is None else f"{ratio:.2f} (goal {need:.2f}): {met}"
         print(f"{name} vs {against}: {verdict}")
     timing.bar_chart(rows, title="Softmax (32768 x 1024) and LayerNorm (32768 x 768), float32")
+
+# %% [markdown]
+# ## What you proved
+#
+# Once every check above passes, this cell sums up what the checker now vouches for: the puzzles
+# passed in this session, and the known-wrong kernels (from the course's tests) it rejects for them.
+
+# %%
+puzzles.summary("llm-1")

@@ -385,3 +385,12 @@ else:
         verdict = "missing" if ratio is None else f"{ratio:.2f} (goal {need:.2f}): {met}"
         print(f"{name} vs {against}: {verdict}")
     timing.bar_chart(rows, title="Cross-entropy, GELU, AdamW, embeddings (float32)")
+
+# %% [markdown]
+# ## What you proved
+#
+# Once every check above passes, this cell sums up what the checker now vouches for: the puzzles
+# passed in this session, and the known-wrong kernels (from the course's tests) it rejects for them.
+
+# %%
+puzzles.summary("llm-2")

@@ -435,3 +435,12 @@ else:
     rows = la.benchmark()
     print(timing.table(rows))
     timing.bar_chart(rows, title="Causal attention, FP32 (batch 8, 12 heads, T = 1024, d = 64)")
+
+# %% [markdown]
+# ## What you proved
+#
+# Once every check above passes, this cell sums up what the checker now vouches for: the puzzles
+# passed in this session, and the known-wrong kernels (from the course's tests) it rejects for them.
+
+# %%
+puzzles.summary("llm-3")

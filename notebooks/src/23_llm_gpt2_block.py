@@ -322,3 +322,12 @@ if timing.skip_reason():
 else:
     rows = gb.benchmark()
     print(timing.table(rows))
+
+# %% [markdown]
+# ## What you proved
+#
+# Once every check above passes, this cell sums up what the checker now vouches for: the puzzles
+# passed in this session, and the known-wrong kernels (from the course's tests) it rejects for them.
+
+# %%
+puzzles.summary("llm-4")
