@@ -95,8 +95,10 @@ def has_numba_cuda() -> bool:
 
 
 def _in_notebook() -> bool:
+    """A Jupyter or Colab kernel (its shell has a `kernel`), not a plain IPython shell or a test."""
     ip = sys.modules.get("IPython")
-    return ip is not None and getattr(ip, "get_ipython", lambda: None)() is not None
+    shell = ip is not None and getattr(ip, "get_ipython", lambda: None)()
+    return bool(shell) and getattr(shell, "kernel", None) is not None
 
 
 def require_setup() -> None:

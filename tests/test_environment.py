@@ -17,7 +17,8 @@ def fresh(monkeypatch):
 
 
 def in_notebook(monkeypatch):
-    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: object()))
+    shell = types.SimpleNamespace(kernel=object())  # a Jupyter/Colab kernel's shell has one
+    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: shell))
 
 
 def test_check_before_setup_in_a_notebook_names_the_setup_cell(fresh, monkeypatch):
