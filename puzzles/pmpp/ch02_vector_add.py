@@ -162,7 +162,7 @@ elements. Budget per thread: 2 reads and 1 write per element it owns.""",
 ]
 
 BEST = "vecadd grid-stride x4"
-GOAL = {"ceiling": "copy", "fraction": 0.8, "best": BEST}
+GOAL = {"ceiling": "copy", "fraction": 0.9, "best": BEST}
 
 
 # ---------------------------------------------------------------------------- GPU only

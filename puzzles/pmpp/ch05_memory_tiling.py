@@ -604,7 +604,7 @@ registers per thread (two blocks per SM). `TM` and `TN` must be multiples of 4 (
 ]
 
 BEST = "prefetched 128x128, 8x8/thread, v4 shared reads"
-GOAL = {"ceiling": "sgemm", "fraction": 0.4, "best": BEST}
+GOAL = {"ceiling": "sgemm", "fraction": 0.7, "best": BEST}
 
 
 # ---------------------------------------------------------------------------- GPU only
