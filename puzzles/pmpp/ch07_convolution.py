@@ -509,9 +509,10 @@ REGISTER_GRID = {
 # the batched kernel adds the loads in flight per thread
 BATCHED_GRID = {
     f"ROWS {rows}, BATCH {batch}, block {bx}x{by}": (rows, (bx, by), batch)
-    for rows in (8, 16, 32)
-    for batch in (4, 8)
-    for bx, by in ((32, 8), (32, 4), (64, 4))
+    for rows in (16, 32, 64)
+    for batch in (4, 8, 16)
+    for bx, by in ((32, 8), (32, 4), (32, 2))
+    if batch <= rows
 }
 TUNED = {"ch07_conv2d_register": REGISTER_GRID, "ch07_conv2d_batched": BATCHED_GRID}
 

@@ -308,8 +308,8 @@ def merge_partition(bounds, a, b, m, n):
 def merge_partitioned(c, a, b, m, n, bounds):
     # One tile of PART_TILE outputs per block, in one pass: the tile's slices of A and B (they hold
     # exactly as many elements as the tile has outputs) are loaded into shared memory coalesced,
-    # each thread merges PART_ITEMS outputs from shared memory into a staging tile, and the block
-    # writes the staging tile out coalesced.
+    # each thread finds its start by co-rank and merges PART_ITEMS outputs from shared memory into
+    # a staging tile, and the block writes the staging tile out coalesced.
     ins = cuda.shared.array(PART_TILE, numba.float32)  # the A slice, then the B slice
     outs = cuda.shared.array(PART_TILE, numba.float32)
     t = cuda.threadIdx.x
@@ -321,13 +321,20 @@ def merge_partitioned(c, a, b, m, n, bounds):
     for x in range(t, c_len, PART_TPB):
         ins[x] = a[a0 + x] if x < a_len else b[b0 + x - a_len]
     cuda.syncthreads()
-    sa = ins[:a_len]
-    sb = ins[a_len:c_len]
+    b_len = c_len - a_len
     k0 = min(t * PART_ITEMS, c_len)
-    k1 = min(k0 + PART_ITEMS, c_len)
-    i0 = co_rank(k0, sa, a_len, sb, c_len - a_len)
-    i1 = co_rank(k1, sa, a_len, sb, c_len - a_len)
-    merge_sequential(outs, k0, sa, i0, i1 - i0, sb, k0 - i0, (k1 - i1) - (k0 - i0))
+    i = co_rank(k0, ins[:a_len], a_len, ins[a_len:c_len], b_len)
+    j = k0 - i
+    # PART_ITEMS outputs without a branch on the data: both heads read (clamped into the tile),
+    # the smaller one taken (ties to A), its index advanced
+    for s in range(PART_ITEMS):
+        va = ins[min(i, c_len - 1)]
+        vb = ins[min(a_len + j, c_len - 1)]
+        take_a = i < a_len and (j >= b_len or va <= vb)
+        if k0 + s < c_len:
+            outs[k0 + s] = va if take_a else vb
+        i += 1 if take_a else 0
+        j += 0 if take_a else 1
     cuda.syncthreads()
     for x in range(t, c_len, PART_TPB):
         c[c0 + x] = outs[x]
@@ -485,7 +492,10 @@ memory once.""",
 
 GOAL = {"ceiling": "copy", "fraction": 0.5, "best": "ch12_merge_partitioned"}
 # merge_partitioned's knobs, searched on the GPU at hand: threads per block x outputs per thread
-PART_GRID = {f"{tpb} threads x {items}": (tpb, items) for tpb in (128, 256) for items in (7, 11, 15)}
+PART_GRID = {  # two tiles of tpb x items floats must fit the 48 KiB of static shared memory
+    f"{tpb} threads x {items}": (tpb, items)
+    for tpb, items in ((128, 15), (128, 23), (128, 31), (256, 11), (256, 23))
+}
 
 
 def _merge_inputs(rng, m, n):
