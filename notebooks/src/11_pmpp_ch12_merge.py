@@ -179,12 +179,25 @@ print(
 # %% [markdown]
 # ## Measure it
 #
-# On a GPU, the three merges combine two sorted arrays of 128 MiB each (tiles of 1024 elements,
-# 128 threads per block), after checking each against NumPy with several launch shapes. The bytes
-# counted are the minimum: both inputs read once, the output written once; the device copy measured
-# in the same run is the reference line, and the peer is what you would call instead: no library
-# merges two sorted arrays, so CuPy's `sort` of the two concatenated. There is no goal for merge;
-# watch how much the coalesced loads are worth. On a CPU machine this cell says so and does nothing.
+# On a GPU, the three merges and one written for the GPU only combine two sorted arrays of 128 MiB
+# each (tiles of 1024 elements, 128 threads per block), after checking each against NumPy with
+# several launch shapes. The bytes counted are the minimum: both inputs read once, the output
+# written once; the device copy measured in the same run is the ceiling, and the peer is what you
+# would call instead: no library merges two sorted arrays, so CuPy's `sort` of the two concatenated.
+#
+# The GPU-only merge, `ch12_merge_partitioned`, works in one pass per tile:
+#
+# 1. A small kernel finds every tile's co-rank, one thread per tile boundary.
+# 2. Each block loads its tile's slices of A and B into shared memory. Together they hold exactly
+#    as many elements as the tile has outputs, so one coalesced pass loads them.
+# 3. Each thread merges a fixed number of outputs with no branch on the data: it reads both heads,
+#    takes the smaller and advances one index.
+# 4. The block writes its staging tile out coalesced.
+#
+# Its tile size is searched on your GPU. On an H100 the profiler shows it is bound by integer
+# instructions (the integer pipe 80% busy), not by memory: a merge does a comparison and index
+# updates per element where a copy does nothing. The tiled merge spends 1.24 ms on the same data.
+# On a CPU machine this cell says so and does nothing.
 
 # %%
 if timing.skip_reason():

@@ -565,7 +565,7 @@ COLUMN_GRID = {
     f"block {bx}x{by}, {z} planes, batch {b}": ((bx, by), z, b)
     for bx, by in ((32, 4), (32, 8), (64, 4))
     for z in (16, 32, 64)
-    for b in (4, 8)
+    for b in (4, 6, 8)
 }
 GRIDS = {  # variant -> the knobs searched for it
     "ch08_stencil_basic": BASIC_GRID,
@@ -648,6 +648,40 @@ def benchmark(scale: float = 1.0):
     )
     if peer is not None:
         rows.append(peer)
+    return rows
+
+
+def requests_per_point(shape=(16, 24, 64)) -> list[tuple[str, float, float]]:
+    """[(variant, global loads per output point, 32-byte sectors per warp-level load)] from the
+    simulator's trace of the one-thread-per-point kernel and the flat column march on a small grid:
+    what each kernel asks of memory. (A profiler counts what of that reached DRAM.)"""
+    from helpers import metrics, sim
+    from helpers.sim.trace import READ
+
+    nz, ny, nx = shape
+    a = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    out = np.zeros_like(a)
+    flat = specialize(stencil_march_flat, Z_STEPS=8, BATCH=4)  # a grid this small: 8 planes a thread
+    runs = {
+        "ch08_stencil_basic": (
+            stencil_basic,
+            (math.ceil(nx / 32), math.ceil(ny / 4), nz),
+            (32, 4, 1),
+            (out, a),
+        ),
+        "ch08_stencil_march_flat": (
+            flat,
+            (math.ceil(nx / 32), math.ceil(ny / 4), math.ceil(nz / 8)),
+            (32, 4),
+            (out.reshape(-1), a.reshape(-1)),
+        ),
+    }
+    rows = []
+    for name, (kernel, grid, block, arrays) in runs.items():
+        trace = sim.launch(kernel, grid, block, (*arrays, nz, ny, nx), roles={"out": "out", "a": "in"}).trace
+        loads = [c for c in metrics.coalescing(trace) if c.access.kind == READ]
+        per_point = sum(len(c.access.indices) for c in loads) / a.size
+        rows.append((name, per_point, sum(c.sectors for c in loads) / len(loads)))
     return rows
 
 
