@@ -41,6 +41,10 @@ class DeviceArray:
     def copy_to_device(self, ary, stream=0):
         self._data[...] = np.asarray(getattr(ary, "_data", ary))
 
+    def reshape(self, *shape, order="C"):
+        """A view with another shape, sharing the data (as numba's DeviceNDArray.reshape)."""
+        return DeviceArray(self._data.reshape(*shape, order=order))
+
     def __getitem__(self, idx):
         return DeviceArray(self._data[idx]) if isinstance(self._data[idx], np.ndarray) else self._data[idx]
 

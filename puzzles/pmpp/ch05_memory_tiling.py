@@ -15,7 +15,7 @@ import math
 import numpy as np
 from numba import cuda, float32, uint32
 
-from helpers import timing
+from helpers import timing, tuning
 from helpers.puzzle import Budget, Case, Puzzle, edge_sizes
 from helpers.timing import specialize
 from puzzles.pmpp.ch03_grids import matmul_kernel, spec_matmul
@@ -653,8 +653,31 @@ def _launchers():
         ("register-tiled 64x64, 4x4/thread", regtile(64, 64, 8, 4, 4)),
         ("register-tiled 128x128, 8x8/thread", regtile(128, 128, 8, 8, 8)),
         # capped at 128 registers (150 uncapped): two blocks of 256 threads per SM instead of one
-        (BEST, regtile(128, 128, 8, 8, 8, prefetch_matmul_kernel, {"max_registers": 128})),
+        (BEST, prefetch_launcher(128, 8, 128)),
     ]
+
+
+def prefetch_launcher(bn: int, bk: int, max_registers: int | None):
+    """launch(p, m, n, rows, inner, cols) for the prefetching kernel: 128 x `bn` block tiles, 8 x 8
+    outputs per thread, `bk` columns of m per step, registers capped at `max_registers`."""
+    consts = regtile_constants(128, bn, bk, 8, 8)
+    options = {"max_registers": max_registers} if max_registers else None
+    kernel = specialize(prefetch_matmul_kernel, jit_options=options, **consts)
+    grid_block = (consts["TX"], consts["TY"])
+
+    def launch(p, m, n, rows, inner, cols):
+        kernel[(math.ceil(cols / bn), math.ceil(rows / 128)), grid_block](p, m, n, rows, inner, cols)
+
+    return launch
+
+
+# the prefetching kernel's knobs, searched on the GPU at hand: block tile width x k step x register cap
+PREFETCH_GRID = {
+    f"128x{bn}, BK {bk}, {cap or 'no'} register cap": (bn, bk, cap)
+    for bn in (128, 64)
+    for bk in (8, 16)
+    for cap in (128, None)
+}
 
 
 # FLOP per byte of global loads each variant's algorithm issues: 2 FLOPs per multiply-add; a
@@ -678,12 +701,14 @@ def benchmark(scale: float = 1.0) -> list:
     """Validate every variant on ragged shapes, then time it on square matrices against cuBLAS."""
     rng = np.random.default_rng(6)
     launchers = _launchers()
+    candidates = {cfg: prefetch_launcher(*cfg) for cfg in PREFETCH_GRID.values()}
+    searched = [(f"{BEST} [{label}]", candidates[cfg]) for label, cfg in PREFETCH_GRID.items()]
     for rows, inner, cols in ((517, 389, 263), (128, 64, 256), (1, 1000, 3), (300, 7, 129)):
         m = rng.normal(0, 1, (rows, inner)).astype(np.float32)
         n = rng.normal(0, 1, (inner, cols)).astype(np.float32)
         expected = spec_matmul(m, n, rows, inner, cols)
         dm, dn = cuda.to_device(m), cuda.to_device(n)
-        for name, launch in launchers:
+        for name, launch in launchers + searched:
             dp = cuda.to_device(np.full((rows, cols), np.nan, np.float32))
             launch(dp, dm, dn, rows, inner, cols)
             timing.validate(
@@ -699,6 +724,12 @@ def benchmark(scale: float = 1.0) -> list:
     n = rng.normal(0, 1, (size, size)).astype(np.float32)
     dm, dn, dp = cuda.to_device(m), cuda.to_device(n), cuda.device_array((size, size), np.float32)
     rows_out = []
+    choice = tuning.tune(
+        "ch05 prefetched",
+        PREFETCH_GRID,
+        lambda cfg: timing.time_gpu(lambda: candidates[cfg](dp, dm, dn, size, size, size), reps=10),
+    )
+    launchers = [(name, candidates[choice.config] if name == BEST else launch) for name, launch in launchers]
     for name, launch in launchers:
         slow = name.startswith("naive")
         seconds = timing.time_gpu(
@@ -706,7 +737,12 @@ def benchmark(scale: float = 1.0) -> list:
         )
         rows_out.append(
             timing.Measurement(
-                name, seconds, bytes=3 * 4 * size * size, flops=2 * size**3, intensity=INTENSITY[name]
+                name,
+                seconds,
+                bytes=3 * 4 * size * size,
+                flops=2 * size**3,
+                intensity=intensity(128, choice.config[0]) if name == BEST else INTENSITY[name],
+                config=choice.label if name == BEST else "",
             )
         )
     # spot-check the big result of the last (best) variant on a few rows

@@ -327,12 +327,14 @@ def merge_partitioned(c, a, b, m, n, bounds):
     j = k0 - i
     # PART_ITEMS outputs without a branch on the data: both heads read (clamped into the tile),
     # the smaller one taken (ties to A), its index advanced
+    # (indices cast to unsigned: Numba spends integer instructions wrapping a signed index that
+    # could be negative, and this loop is bound by integer instructions)
     for s in range(PART_ITEMS):
-        va = ins[min(i, c_len - 1)]
-        vb = ins[min(a_len + j, c_len - 1)]
+        va = ins[numba.uint32(min(i, c_len - 1))]
+        vb = ins[numba.uint32(min(a_len + j, c_len - 1))]
         take_a = i < a_len and (j >= b_len or va <= vb)
         if k0 + s < c_len:
-            outs[k0 + s] = va if take_a else vb
+            outs[numba.uint32(k0 + s)] = va if take_a else vb
         i += 1 if take_a else 0
         j += 0 if take_a else 1
     cuda.syncthreads()
