@@ -126,8 +126,8 @@ def test_specialized_scans_on_simulator(sim_engine):
     scratch = [np.zeros(nb, np.int32), np.zeros((nb, 2), np.float32), np.zeros(1, np.int32)]
     _run(kern, nb, tpb, [out, *scratch, a, n], cross_block_races=False)
     assert np.array_equal(out, want)
-    # the raked look-back (GPU only): a tile of 64 x 5 = 320, so the last of 4 tiles is partial
-    raked = specialize(ch11.lookback_raked, ITEMS=5, LB_TPB=64, LB_TILE=320, RAKED_BUF=330)
+    # the raked look-back (GPU only): a tile of 64 x 4 = 256, so the last of 4 tiles is partial
+    raked = specialize(ch11.lookback_raked, ITEMS=4, LB_TPB=64, LB_TILE=256, RAKED_BUF=264)
     out = np.full(n, np.nan, np.float32)
     scratch = [np.zeros(4, np.int32), np.zeros((4, 2), np.float32), np.zeros(1, np.int32)]
     _run(raked, 4, 64, [out, *scratch, a, n], cross_block_races=False)

@@ -540,10 +540,13 @@ def march_launcher(kernel, tile, z_steps):
     return launch
 
 
-def column_launcher(block, z_steps, batch, flat=False):
+def column_launcher(block, z_steps, batch, flat=False, max_registers=None):
     """launch(out, a) for the column march: `block` = (x, y) threads, `z_steps` planes per thread,
-    `batch` planes' loads in flight together; `flat`: the kernel on the grids seen as 1-D."""
-    k = specialize(stencil_march_flat if flat else stencil_march, Z_STEPS=z_steps, BATCH=batch)
+    `batch` planes' loads in flight together; `flat`: the kernel on the grids seen as 1-D;
+    `max_registers`: a cap, so that more threads fit on an SM."""
+    options = {"max_registers": max_registers} if max_registers else None
+    kernel = stencil_march_flat if flat else stencil_march
+    k = specialize(kernel, jit_options=options, Z_STEPS=z_steps, BATCH=batch)
     bx, by = block
 
     def launch(out, a):
@@ -567,12 +570,19 @@ COLUMN_GRID = {
     for z in (16, 32, 64)
     for b in (4, 6, 8)
 }
+FLAT_GRID = {  # the flat march: also a register cap (more threads per SM against more in flight each)
+    f"block {bx}x{by}, {z} planes, batch {b}, {cap or 'no'} register cap": ((bx, by), z, b, True, cap)
+    for bx, by in ((32, 4), (32, 8))
+    for z in (32, 64)
+    for b in (4, 6, 8)
+    for cap in (None, 40)
+}
 GRIDS = {  # variant -> the knobs searched for it
     "ch08_stencil_basic": BASIC_GRID,
     "ch08_stencil_coarse": MARCH_GRID,
     "ch08_stencil_register": MARCH_GRID,
     "ch08_stencil_march": COLUMN_GRID,
-    "ch08_stencil_march_flat": COLUMN_GRID,
+    "ch08_stencil_march_flat": FLAT_GRID,
 }
 
 
@@ -586,7 +596,7 @@ def _tuned_rows(out, a, nbytes):
         "ch08_stencil_coarse": {cfg: march_launcher(stencil_coarse, *cfg) for cfg in MARCH_GRID.values()},
         "ch08_stencil_register": {cfg: march_launcher(stencil_register, *cfg) for cfg in MARCH_GRID.values()},
         "ch08_stencil_march": {cfg: column_launcher(*cfg) for cfg in COLUMN_GRID.values()},
-        "ch08_stencil_march_flat": {cfg: column_launcher(*cfg, flat=True) for cfg in COLUMN_GRID.values()},
+        "ch08_stencil_march_flat": {cfg: column_launcher(*cfg) for cfg in FLAT_GRID.values()},
     }
     rows = []
     for name, launchers in searches.items():

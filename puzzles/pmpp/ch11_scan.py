@@ -401,8 +401,9 @@ def lookback_raked(out, flags, sums, counter, a, n):
     # lookback_scan with the work inside a tile moved from shuffles to registers ("raking"): each
     # thread scans ITEMS consecutive elements one after another, so a warp runs one 5-step shuffle
     # scan per 32 * ITEMS elements instead of one per 32. Loads and stores stay coalesced: a warp
-    # moves rows of 32 through shared memory, turning them into runs of ITEMS per thread and back
-    # (one padding word per 32 keeps both directions free of bank conflicts).
+    # moves rows of 32 through shared memory, turning them into runs of ITEMS per thread and back.
+    # One padding word per 32 keeps both directions free of bank conflicts; with ITEMS a power of
+    # two up to 32, each direction's shared index is a per-thread base plus a constant.
     buf = cuda.shared.array(RAKED_BUF, numba.float32)
     warp_tot = cuda.shared.array(32, numba.float32)
     ticket = cuda.shared.array(1, numba.int32)
@@ -416,20 +417,20 @@ def lookback_raked(out, flags, sums, counter, a, n):
         ticket[0] = cuda.atomic.add(counter, 0, 1)
     cuda.syncthreads()
     tile = ticket[0]
-    base = tile * LB_TILE
     section = warp * ITEMS * 32  # this warp's ITEMS rows of 32, within the tile
-    full = base + LB_TILE <= n
+    first = tile * LB_TILE + section + lane  # global index of this thread's element in row 0
+    rows_at = section + section // 32 + lane  # shared index of that element; row r: + 33 r
+    runs_at = rows_at - lane + lane * ITEMS + lane * ITEMS // 32  # this thread's run; item r: + r
+    full = tile * LB_TILE + LB_TILE <= n
     for r in range(ITEMS):
-        i = section + r * 32 + lane
-        if full or base + i < n:
-            buf[i + i // 32] = a[base + i]
+        if full or first + r * 32 < n:
+            buf[rows_at + r * 33] = a[first + r * 32]
         else:
-            buf[i + i // 32] = np.float32(0.0)
+            buf[rows_at + r * 33] = np.float32(0.0)
     cuda.syncwarp()
     total = np.float32(0.0)
     for r in range(ITEMS):
-        i = section + lane * ITEMS + r
-        total += buf[i + i // 32]
+        total += buf[runs_at + r]
         x[r] = total
     v = total
     d = 1
@@ -459,13 +460,11 @@ def lookback_raked(out, flags, sums, counter, a, n):
     if warp > 0:
         add += warp_tot[warp - 1]
     for r in range(ITEMS):
-        i = section + lane * ITEMS + r
-        buf[i + i // 32] = x[r] + add
+        buf[runs_at + r] = x[r] + add
     cuda.syncwarp()
     for r in range(ITEMS):
-        i = section + r * 32 + lane
-        if full or base + i < n:
-            out[base + i] = buf[i + i // 32]
+        if full or first + r * 32 < n:
+            out[first + r * 32] = buf[rows_at + r * 33]
 
 
 # ------------------------------------------------------------------ specs and cases
@@ -760,7 +759,7 @@ running total is there), so no block waits on a whole chain of predecessors.""",
 GOAL = {"ceiling": "copy", "fraction": 0.85, "best": "ch11_lookback_raked", "peer": 1.0}
 # the look-back scan's block shapes searched on the GPU at hand: (threads, items per thread)
 LOOKBACK_GRID = ((512, 16), (768, 16), (512, 24), (256, 32), (256, 48), (128, 64), (384, 32))
-RAKED_GRID = ((256, 16), (256, 24), (256, 32), (512, 16), (512, 8), (128, 32), (1024, 8))
+RAKED_GRID = ((256, 16), (256, 32), (512, 16), (512, 8), (128, 32), (1024, 8))  # ITEMS: powers of 2
 
 
 def _bench_data(rng, n):
