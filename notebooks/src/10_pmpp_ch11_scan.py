@@ -22,6 +22,8 @@
 # %% setup
 
 # %%
+import inspect
+
 import numba
 import numpy as np
 from numba import cuda
@@ -236,8 +238,6 @@ puzzles.check("ch11_domino", domino_scan)
 # it once the tile's total is known:
 
 # %%
-import inspect
-
 look_back = ch11.look_back
 print(inspect.getsource(look_back.py_func))
 
