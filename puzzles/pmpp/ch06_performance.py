@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 from numba import cuda, float32
+from numba import uint64 as u
 
 from helpers import timing, tuning
 from helpers.puzzle import Budget, Case, Puzzle, edge_sizes
@@ -81,7 +82,9 @@ def transpose_coarse(out, a, h, w):
 def transpose_batched(out, a, h, w):
     # transpose_coarse with every load of a thread issued before any is used: loads go to registers
     # first (clamped into the matrix, so no branch separates them), then to the tile. A thread then
-    # waits one memory latency per tile, not one per element.
+    # waits one memory latency per tile, not one per element. Indices are cast to unsigned (u is
+    # uint64): Numba wraps a signed index that could be negative (a[-1] is the last element, as in
+    # Python) at a cost of a few integer instructions per access, and this kernel is short of those.
     tile = cuda.shared.array((TILE, TILE_P), float32)
     v = cuda.local.array(TILE, float32)  # only TILE // ROWS slots are used: registers after unrolling
     tx = cuda.threadIdx.x
@@ -90,13 +93,13 @@ def transpose_batched(out, a, h, w):
     col0 = cuda.blockIdx.y * TILE
     c = min(col0 + tx, w - 1)
     for j in range(0, TILE, ROWS):
-        v[j // ROWS] = a[min(row0 + ty + j, h - 1), c]
+        v[j // ROWS] = a[u(min(row0 + ty + j, h - 1)), u(c)]
     for j in range(0, TILE, ROWS):
-        tile[ty + j, tx] = v[j // ROWS]
+        tile[u(ty + j), u(tx)] = v[j // ROWS]
     cuda.syncthreads()
     for j in range(0, TILE, ROWS):
         if col0 + ty + j < w and row0 + tx < h:
-            out[col0 + ty + j, row0 + tx] = tile[tx, ty + j]
+            out[u(col0 + ty + j), u(row0 + tx)] = tile[u(tx), u(ty + j)]
 
 
 def spec(a, h, w):
