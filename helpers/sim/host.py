@@ -41,6 +41,10 @@ class DeviceArray:
     def copy_to_device(self, ary, stream=0):
         self._data[...] = np.asarray(getattr(ary, "_data", ary))
 
+    def view(self, dtype):
+        """The same bytes seen as another dtype, sharing the data (as numba's DeviceNDArray.view)."""
+        return DeviceArray(self._data.view(dtype))
+
     def reshape(self, *shape, order="C"):
         """A view with another shape, sharing the data (as numba's DeviceNDArray.reshape)."""
         return DeviceArray(self._data.reshape(*shape, order=order))
