@@ -161,6 +161,15 @@ puzzles.check("ch09_hist_unrolled", hist_unrolled)
 # `histogram` (the peer: what you would call instead), both measured in the same run. The minimum
 # traffic is the data read once and the bins written once. Expect the first two to be far behind:
 # one global atomic per element.
+#
+# One more kernel is written for the GPU only: `ch09_hist_unsigned`, the unrolled kernel with
+# unsigned arithmetic. The data is viewed as `uint32` (its values are never negative), so a bin is
+# a shift instead of Python's floor division of a signed value. Every index is unsigned, so Numba
+# emits no wrap-around code for negative indices (`a[-1]` is the last element, as in Python).
+#
+# On an H200 the profiler found `hist_unrolled` with its integer pipe 94% busy, not waiting on
+# memory. The unsigned version takes 70 us instead of 98 us on the same data: from 66% to 94% of the
+# copy. Both kernels' launch shapes are searched on your GPU (winners in brackets).
 
 # %%
 if timing.skip_reason():

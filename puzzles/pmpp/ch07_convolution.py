@@ -17,7 +17,6 @@ import math
 
 import numpy as np
 from numba import cuda, float32
-from numba import uint64 as u
 
 from helpers import timing, tuning
 from helpers.puzzle import Budget, Case, Puzzle, edge_sizes
@@ -191,48 +190,6 @@ def conv2d_register_batched(out, a, h, w):
             if rb + k < end:
                 top = k00 * a0 + k01 * a1 + k02 * a2
                 out[rb + k, col] = top + k10 * b0 + k11 * b1 + k12 * b2 + k20 * c0 + k21 * c1 + k22 * c2
-            a0, a1, a2 = b0, b1, b2
-            b0, b1, b2 = c0, c1, c2
-
-
-@cuda.jit
-def conv2d_register_flat(out, a, h, w):
-    # conv2d_register_batched on the images flattened (C order), indexed with unsigned integers
-    # (u is uint64): one index per access instead of two, and no code for Numba's wrap-around of
-    # negative indices (a[-1] is the last element, as in Python), which costs integer instructions.
-    f = cuda.const.array_like(FILTER)
-    col = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    row0 = (cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y) * ROWS
-    if col >= w or row0 >= h:
-        return
-    cl = u(max(col - 1, 0))
-    cr = u(min(col + 1, w - 1))
-    cc = u(col)
-    wu = u(w)
-    ml = float32(1.0) if col >= 1 else float32(0.0)
-    mr = float32(1.0) if col + 1 < w else float32(0.0)
-    k00, k01, k02 = f[0, 0] * ml, f[0, 1], f[0, 2] * mr
-    k10, k11, k12 = f[1, 0] * ml, f[1, 1], f[1, 2] * mr
-    k20, k21, k22 = f[2, 0] * ml, f[2, 1], f[2, 2] * mr
-    t = u(max(row0 - 1, 0)) * wu
-    mt = float32(1.0) if row0 >= 1 else float32(0.0)
-    a0, a1, a2 = a[t + cl] * mt, a[t + cc] * mt, a[t + cr] * mt
-    t = u(row0) * wu
-    b0, b1, b2 = a[t + cl], a[t + cc], a[t + cr]
-    left = cuda.local.array(BATCH, float32)  # the row below each of the batch's rows
-    mid = cuda.local.array(BATCH, float32)
-    right = cuda.local.array(BATCH, float32)
-    end = min(row0 + ROWS, h)
-    for rb in range(row0, end, BATCH):
-        for k in range(BATCH):
-            nxt = u(min(rb + k + 1, h - 1)) * wu
-            mb = float32(1.0) if rb + k + 1 < h else float32(0.0)
-            left[k], mid[k], right[k] = a[nxt + cl] * mb, a[nxt + cc] * mb, a[nxt + cr] * mb
-        for k in range(BATCH):
-            c0, c1, c2 = left[k], mid[k], right[k]
-            if rb + k < end:
-                top = k00 * a0 + k01 * a1 + k02 * a2 + k10 * b0 + k11 * b1 + k12 * b2
-                out[u(rb + k) * wu + cc] = top + k20 * c0 + k21 * c1 + k22 * c2
             a0, a1, a2 = b0, b1, b2
             b0, b1, b2 = c0, c1, c2
 
@@ -526,23 +483,18 @@ def variants():
     }
 
 
-def register_launcher(rows, block, batch=None, flat=False):
+def register_launcher(rows, block, batch=None):
     """launch(out, a, f) for the register-window kernel: `rows` outputs per thread, `block` threads;
-    with `batch`, the batched kernel issuing that many rows' loads together; `flat`: its version on
-    the images flattened."""
+    with `batch`, the batched kernel issuing that many rows' loads together."""
     if batch is None:
         kernel = specialize(conv2d_register, ROWS=rows)
     else:
-        kernel = specialize(conv2d_register_flat if flat else conv2d_register_batched, ROWS=rows, BATCH=batch)
+        kernel = specialize(conv2d_register_batched, ROWS=rows, BATCH=batch)
     bx, by = block
 
     def launch(out, a, f):
         h, w = a.shape
-        grid = (math.ceil(w / bx), math.ceil(h / (by * rows)))
-        if flat:
-            kernel[grid, block](out.reshape(out.size), a.reshape(a.size), h, w)
-        else:
-            kernel[grid, block](out, a, h, w)
+        kernel[(math.ceil(w / bx), math.ceil(h / (by * rows))), block](out, a, h, w)
 
     return launch
 
@@ -556,11 +508,11 @@ REGISTER_GRID = {
 }
 # the batched kernel adds the loads in flight per thread
 BATCHED_GRID = {
-    f"ROWS {rows}, BATCH {batch}, block {bx}x{by}{', flat' if flat else ''}": (rows, (bx, by), batch, flat)
-    for rows in (16, 32)
-    for batch in (4, 8)
+    f"ROWS {rows}, BATCH {batch}, block {bx}x{by}": (rows, (bx, by), batch)
+    for rows in (16, 32, 64)
+    for batch in (4, 8, 16)
     for bx, by in ((32, 8), (32, 4), (32, 2))
-    for flat in (False, True)
+    if batch <= rows
 }
 TUNED = {"ch07_conv2d_register": REGISTER_GRID, "ch07_conv2d_batched": BATCHED_GRID}
 
