@@ -13,7 +13,7 @@ import numpy as np
 from ..threads import Dim3
 from ..trace import WARP_SIZE
 from .control import Stop
-from .values import ACTIVE, V, from_lanes, lanes_of, split, tkey, truth, where
+from .values import ACTIVE, Mixed, V, from_lanes, lanes_of, mixed_op, split, tkey, truth, where
 
 
 class _Idx:
@@ -91,6 +91,46 @@ class LCuda:
     def threadfence(self):
         pass
 
+    def syncwarp(self, mask=0xFFFFFFFF):
+        if self._run.ctl.live:
+            self._run.warps.syncwarp(mask)
+
+    def shfl_sync(self, mask, value, src_lane):
+        return self._run.warps.shuffle("shfl_sync", mask, value, src_lane)
+
+    def shfl_up_sync(self, mask, value, delta):
+        return self._run.warps.shuffle("shfl_up_sync", mask, value, delta)
+
+    def shfl_down_sync(self, mask, value, delta):
+        return self._run.warps.shuffle("shfl_down_sync", mask, value, delta)
+
+    def shfl_xor_sync(self, mask, value, lane_mask):
+        return self._run.warps.shuffle("shfl_xor_sync", mask, value, lane_mask)
+
+    def all_sync(self, mask, pred):
+        return self._run.warps.vote("all_sync", mask, pred)
+
+    def any_sync(self, mask, pred):
+        return self._run.warps.vote("any_sync", mask, pred)
+
+    def eq_sync(self, mask, value):
+        return self._run.warps.vote("eq_sync", mask, value)
+
+    def ballot_sync(self, mask, pred):
+        return self._run.warps.vote("ballot_sync", mask, pred)
+
+    def match_any_sync(self, mask, value):
+        return self._run.warps.match("match_any_sync", mask, value)
+
+    def match_all_sync(self, mask, value):
+        return self._run.warps.match("match_all_sync", mask, value)
+
+    def activemask(self):
+        return self._run.warps.activemask()
+
+    def lanemask_lt(self):
+        return V((np.int64(1) << self._run.warps.lane) - 1, True)
+
     threadfence_block = threadfence_system = threadfence
 
     def __getattr__(self, name):
@@ -100,11 +140,13 @@ class LCuda:
 # --- per-lane calls
 def _lanewise(f, what: str):
     def g(*args):
-        if not any(type(a) is V for a in args):
+        if not any(type(a) in (V, Mixed) for a in args):
             return f(*args)
         m = ACTIVE[0]
         n = len(m)
-        cols = [np.asarray(lanes_of(a, n), dtype=object)[m].tolist() if type(a) is V else None for a in args]
+        cols = [
+            [v for v, on in zip(lanes_of(a, n), m) if on] if type(a) in (V, Mixed) else None for a in args
+        ]
         k = int(np.count_nonzero(m))
         per = [c if c is not None else [a] * k for c, a in zip(cols, args)]
         try:
@@ -145,6 +187,8 @@ class Cast:
         self.orig = t
 
     def __call__(self, x: Any = 0) -> Any:
+        if type(x) is Mixed:
+            return mixed_op(lambda a, _: self(a), x, 0)
         if type(x) is V:
             a, w, d = split(x)
             if self.dt.kind in "iu" and d.kind == "f":
@@ -216,7 +260,7 @@ def _minmax(is_min: bool):
     real = min if is_min else max
 
     def f(*args, **kw):
-        if kw or len(args) < 2 or not any(type(a) is V for a in args):
+        if kw or len(args) < 2 or not any(type(a) in (V, Mixed) for a in args):
             return real(*args, **kw)
         acc = args[0]
         for b in args[1:]:
@@ -240,6 +284,8 @@ def _minmax(is_min: bool):
 
 
 def _int(x=0, *rest):
+    if type(x) is Mixed:
+        return mixed_op(lambda a, _: _int(a), x, 0)
     if type(x) is not V or rest:
         return int(x, *rest)
     a, w, d = split(x)
@@ -252,6 +298,8 @@ def _int(x=0, *rest):
 
 
 def _float(x=0.0):
+    if type(x) is Mixed:
+        return mixed_op(lambda a, _: _float(a), x, 0)
     if type(x) is not V:
         return float(x)
     a, w, d = split(x)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import errors as E
-from .values import ACTIVE, V, truth, where
+from .values import ACTIVE, Mixed, V, truth, where
 
 LOOP_CAP = 200_000  # trips of one loop in lockstep before handing over (a spin-wait, or a runaway)
 
@@ -98,6 +98,9 @@ class Control:
                 elif kx is float:
                     a = a.astype(np.float64)
                 return V(a, not isinstance(new, np.generic), ~self.m)
+            if type(new) is Mixed:
+                hole = V(np.zeros(self.n), True, np.ones(self.n, bool))  # unassigned: reading it fails
+                return Mixed([(mk & self.m, v) for mk, v in new.parts] + [(~self.m, hole)])
             raise Stop(f"unsupported: {what} first assigned an object in only some threads")
         return where(self.m, new, old, self.n, what)
 
@@ -245,6 +248,10 @@ class Control:
                 fn.val = where(self.m, value, fn.val, self.n, "a function's return value")
             fn.ret = self.m if fn.ret is None else fn.ret | self.m
         self.set_mask(np.zeros(self.n, bool))
+
+    def done(self, fn: _Fn) -> bool:
+        """Every lane that entered the function has returned: leave it for real."""
+        return fn.ret is not None and not (fn.entry & ~fn.ret).any()
 
     def _undef_except(self, value: Any) -> Any:
         # lanes that return later fill in their values (where() above); none is read unfilled

@@ -44,7 +44,10 @@ def run(kernel: Any, grid: Any, block: Any, args: Sequence[Any], opts: Options) 
     except E.SimulatorError as err:
         if engine == "lockstep":
             raise
-        reason = f"diagnostic: {type(err).__name__} — re-run on the reference engine for its exact report"
+        last = str(err).strip().splitlines()[-1][:160]
+        reason = (
+            f"diagnostic: {type(err).__name__} ({last}) — re-run on the reference engine for its exact report"
+        )
     except Exception as e:  # noqa: BLE001 - anything lockstep trips on: the reference engine decides
         if engine == "lockstep":
             raise

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..trace import ATOMIC, READ, WRITE
 from .control import Stop
-from .values import V, split
+from .values import Mixed, V, as_int, lanes_of, split
 
 _WORDS = {
     "global": "global array",
@@ -98,6 +98,8 @@ class LArray:
         off = self.offset
         for k, i in enumerate(idx):
             n, s = self.shape[k], self.strides[k]
+            if type(i) is Mixed:
+                i = as_int(i)
             if type(i) is V:
                 a, w, d = split(i)
                 if d.kind not in "iub":
@@ -196,6 +198,8 @@ class LArray:
         run.access(st, WRITE, site, fl)
         if st.init is not None:
             st.init[phys] = True
+        if type(phys) is int and isinstance(vals, np.ndarray):
+            vals = vals[-1]  # one element, several lanes (races off): the last thread's write stays
         st.data[phys] = vals
 
     def atomic(self, site: int, idx: tuple, fn, args: tuple, commutes: bool) -> Any:
@@ -232,6 +236,8 @@ class LArray:
 
 
 def _lane_list(x: Any, ctl) -> list:
+    if type(x) is Mixed:
+        return [v for v, a in zip(lanes_of(x, ctl.n), ctl.m) if a]
     if type(x) is V:
         a, w, _ = split(x)
         a = a[ctl.act]
@@ -241,6 +247,18 @@ def _lane_list(x: Any, ctl) -> list:
 
 def _values(value: Any, dt: np.dtype, ctl) -> Any:
     """The active lanes' values as the array's dtype, as `data[i] = value` converts each."""
+    if type(value) is Mixed:
+        out = np.empty(ctl.n, dt)
+        for mk, v in value.parts:
+            sub = mk[ctl.m] if not ctl.isfull else mk
+            part = _values(v, dt, ctl)
+            if isinstance(part, np.ndarray):
+                out_act = part[sub]
+            else:
+                out_act = part
+            idx = np.flatnonzero(mk & ctl.m)
+            out[idx] = out_act
+        return out if ctl.isfull else out[ctl.m]
     if type(value) is V:
         a, w, d = split(value)
         a = a if ctl.isfull else a[ctl.m]

@@ -28,7 +28,8 @@ from .api import BUILTINS, MATH, Cast, LCuda, NumbaProxy, NumpyProxy, cast
 from .control import UNDEF, Control, Stop
 from .memory import LArray, Storage, words
 from .transform import compile_fn, site_info
-from .values import LaneError, V, split, truth
+from .values import LaneError, Mixed, V, split, truth
+from .warps import Warps
 
 _COMMUTES = {"add", "sub", "and_", "or_", "xor", "max", "min"}
 _OPS = {
@@ -83,6 +84,7 @@ class Run:
         self._aliases = {id(getattr(real_cuda, n)): n for n in ALIASES if hasattr(real_cuda, n)}
         self._memo: dict = {}
         self.fn = self._prepare(self.fn0)
+        self.warps = Warps(self)
         self.globals_st: list[Storage] = []
         self.kargs = [
             self._bind(name, a, opts.roles.get(name, "inout")) for name, a in zip(self.params, args)
@@ -190,14 +192,16 @@ class Run:
         obj.store(site, idx, value)
 
     def call(self, f: Any, *args: Any, **kw: Any) -> Any:
-        if getattr(f, "_lockstep", False):
+        if getattr(f, "_lockstep", False) or type(f) is Cast:
             return f(*args, **kw)
         shim = BUILTINS.get(f) if type(f) is type or isinstance(f, types.BuiltinFunctionType) else None
         if shim is not None:
             return shim(*args, **kw)
         if f is print:
             raise Stop("unsupported: print")
-        if not any(type(a) is V for a in args) and not any(type(a) is V for a in kw.values()):
+        if not any(type(a) in (V, Mixed) for a in args) and not any(
+            type(a) in (V, Mixed) for a in kw.values()
+        ):
             if any(type(a) is LArray for a in args):
                 raise Stop(f"unsupported: calling {getattr(f, '__name__', f)} with an array")
             return f(*args, **kw)
@@ -306,7 +310,7 @@ class Run:
         if self.steps > self.max_steps:
             raise Stop("runaway: the step limit (Runaway)")
         if self.races and st.space in ("shared", "global"):
-            st.log.append((fl, lanes, kind, None))
+            st.log.append((fl, lanes, kind, self.wepoch[lanes] if self.wepoch_used else None))
             if st.space == "global":
                 self.touched[id(st)] = st
         if self.tracing:
@@ -328,10 +332,18 @@ class Run:
                 o = c[lanes]
                 c[lanes] += 1
             self.chunks.append((self.b, self.epoch, lanes, fl, 4 * st.aid + kind, site, o))
-            key = (self.pos, self.epoch, int(lanes[0]), len(self.chunks))
+            first = int(lanes[0])
+            key = (self.pos, self.epoch, int(self.wround[first]), first, len(self.chunks))
             f = self.first.get(site)
             if f is None or key < f:
                 self.first[site] = key
+
+    def warp_step(self) -> None:
+        ctl = self.ctl
+        self.steps += ctl.nact
+        if self.steps > self.max_steps:
+            raise Stop("runaway: the step limit (Runaway)")
+        self.wround[ctl.act] += 1
 
     def barrier(self, op: str, pred: Any) -> Any:
         ctl = self.ctl
@@ -350,6 +362,7 @@ class Run:
         self._end_interval()
         self.epoch += 1
         self.occ = {}
+        self.wround[:] = 0
         if op == "syncthreads":
             return None
         t = truth(pred)
@@ -476,6 +489,9 @@ class Run:
                 self.touched: dict = {}
                 self.block_acc: dict = {}
                 self.atomic_seen: dict = {}
+                self.wepoch = np.zeros(self.n, np.int64)  # syncwarps passed, per lane (race order)
+                self.wepoch_used = False
+                self.wround = np.zeros(self.n, np.int64)  # warp operations passed this interval
                 ctl.fns = []
                 ctl.set_mask(ctl.all)
                 try:

@@ -222,19 +222,6 @@ def _check(fdef: ast.FunctionDef, name: str) -> None:
             and node.id[:2] in ("_C", "_R", "_U", "_t", "_w", "_F")
         ):
             raise Stop(f"unsupported: a name starting with {node.id[:2]} at line {node.lineno} of {name}")
-    # a for loop's variable read after its loop would see other lanes' trips: keep it inside
-    loopvars: dict = {}
-    for node in ast.walk(fdef):
-        if isinstance(node, ast.For):
-            inside = {id(n) for s in node.body for n in ast.walk(s)}
-            loopvars.setdefault(node.target.id, set()).update(inside)
-    for node in ast.walk(fdef):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in loopvars:
-            if id(node) not in loopvars[node.id]:
-                raise Stop(
-                    f"unsupported: the loop variable `{node.id}` is read outside its loop at line "
-                    f"{node.lineno} of {name}"
-                )
 
 
 def _name(n: str, ctx=None) -> ast.Name:
@@ -365,9 +352,12 @@ class _Rewriter:
             body = self.block(s.body) + [ast.Expr(_call("_C", "next", [_name(lp)]))]
             self.loops.pop()
             it = _call("_C", "range", [_name(lp)] + [E(x) for x in s.iter.args])
+            # the loop variable is assigned under the mask, as lanes that did not run the loop keep theirs
+            v = self.tmp("_t")
+            body = [self.assign(s.target.id, _name(v), s.target.id)] + body
             return [
                 ast.Assign(targets=[_name(lp, ast.Store())], value=_call("_C", "loop", [])),
-                ast.For(_name(s.target.id, ast.Store()), it, body, []),
+                ast.For(_name(v, ast.Store()), it, body, []),
                 ast.Expr(_call("_C", "endloop", [_name(lp)])),
             ]
         if isinstance(s, ast.Break):

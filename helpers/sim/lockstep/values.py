@@ -144,6 +144,8 @@ def _act(a: Any) -> Any:
 
 
 def binop(op: str, x: Any, y: Any) -> Any:
+    if type(x) is Mixed or type(y) is Mixed:
+        return mixed_op(lambda a, b: binop(op, a, b), x, y)
     xa, xw, xd = split(x)
     ya, yw, yd = split(y)
     f = _UFUNC[op]
@@ -224,6 +226,8 @@ def _as(a: Any, dt: np.dtype) -> Any:
 
 
 def unop(op: str, x: Any) -> Any:
+    if type(x) is Mixed:
+        return mixed_op(lambda a, _: unop(op, a), x, 0)
     a, w, d = split(x)
     if op == "neg":
         if w and d.kind == "b":
@@ -247,6 +251,12 @@ def truth(x: Any) -> Any:
     if type(x) is V:
         a, _, d = split(x)
         return a if d.kind == "b" else a != 0
+    if type(x) is Mixed:
+        out = np.zeros(len(x.parts[0][0]), bool)
+        for mk, v in x.parts:
+            t = truth(v)
+            out |= mk & t
+        return out
     try:
         return bool(x)
     except Exception as e:  # noqa: BLE001 - an array or object used as a condition
@@ -258,6 +268,8 @@ def tkey(x: Any) -> tuple:
     t = type(x)
     if t is V:
         return (x.w, x.a.dtype)
+    if t is Mixed:
+        return ("mixed", id(x))
     dt = _WEAK_OF.get(t)
     if dt is not None:
         return (True, dt)
@@ -274,15 +286,18 @@ def full(x: Any, n: int) -> np.ndarray:
 
 
 def where(c: np.ndarray, x: Any, y: Any, n: int, what: str = "a value") -> Any:
-    """Per lane: x where c, else y. Both must have one Python type (else lanes would differ in type)."""
+    """Per lane: x where c, else y. Lanes whose values differ in Python type give a `Mixed`."""
     kx, ky = tkey(x), tkey(y)
-    if kx != ky:
-        if kx[0] is None and x is y:
-            return x
-        raise E.Unsupported(
-            f"{what} takes values of different types in different threads ({_tname(kx)} and {_tname(ky)})"
-        )
+    if kx != ky or kx[0] == "mixed":
+        if kx[0] is None or ky[0] is None:
+            if x is y:
+                return x
+            raise E.Unsupported(f"{what}: a per-thread choice between objects")
+        parts = [(c & mk, v) for mk, v in parts_of(x, n)] + [(~c & mk, v) for mk, v in parts_of(y, n)]
+        return combine(parts, n)
     if kx[0] is None:
+        if x is y:
+            return x
         raise E.Unsupported(f"{what}: a per-thread choice between objects")
     if type(x) is not V and type(y) is not V and (x == y or (x != x and y != y)):
         return x
@@ -296,6 +311,109 @@ def where(c: np.ndarray, x: Any, y: Any, n: int, what: str = "a value") -> Any:
     return V(np.where(c, full(x, n), full(y, n)), kx[0], u)
 
 
+class Mixed:
+    """Lanes whose values differ in Python type, as in the greenlet engine (`a[i] if i < n else 0`:
+    a NumPy float32 in some threads, a Python int in others): disjoint (mask, value) parts, each of
+    one type. Arithmetic runs part by part, so every lane computes with its own types."""
+
+    __slots__ = ("parts",)
+    __array_ufunc__ = None
+
+    def __init__(self, parts: list) -> None:
+        self.parts = parts
+
+    def __bool__(self):
+        raise E.Unsupported("a per-thread value used where Python needs one truth value")
+
+    def __index__(self):
+        raise E.Unsupported("a per-thread value used where Python needs one integer")
+
+    for _n in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "lshift"):
+        exec(
+            f"def __{_n}__(self, o): return binop('{_n}', self, o)\n"
+            f"def __r{_n}__(self, o): return binop('{_n}', o, self)"
+        )
+    for _n in ("rshift", "lt", "le", "gt", "ge", "eq", "ne"):
+        exec(f"def __{_n}__(self, o): return binop('{_n}', self, o)")
+    __rrshift__ = lambda self, o: binop("rshift", o, self)  # noqa: E731
+    del _n
+    __hash__ = None
+
+    def __neg__(self):
+        return unop("neg", self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return unop("abs", self)
+
+    def __invert__(self):
+        return unop("invert", self)
+
+
+def parts_of(x: Any, n: int) -> list:
+    if type(x) is Mixed:
+        return x.parts
+    return [(np.ones(n, bool), x)]
+
+
+def combine(parts: list, n: int) -> Any:
+    """One value from disjoint (mask, value) parts: a V when they share a type, else a Mixed."""
+    groups: dict = {}
+    for mk, v in parts:
+        if mk.any():
+            groups.setdefault(tkey(v), []).append((mk, v))
+    if not groups:
+        return parts[0][1]
+    out = []
+    for k, ps in groups.items():
+        mk, v = ps[0]
+        if len(ps) == 1:
+            out.append((mk, v))
+            continue
+        arr = full(v, n).copy()
+        allm = mk.copy()
+        for mk2, v2 in ps[1:]:
+            arr = np.where(mk2, full(v2, n), arr)
+            allm |= mk2
+        out.append((allm, V(arr, k[0])))
+    if len(out) == 1:
+        return out[0][1]
+    return Mixed(out)
+
+
+def mixed_op(f, x: Any, y: Any) -> Any:
+    act = ACTIVE[0]
+    n = len(act)
+    res = []
+    for mx, vx in parts_of(x, n):
+        for my, vy in parts_of(y, n):
+            mm = mx & my & act
+            if not mm.any():
+                continue
+            ACTIVE[0] = mm
+            try:
+                r = f(vx, vy)
+            finally:
+                ACTIVE[0] = act
+            res.append((mm, r))
+    if not res:
+        return f(parts_of(x, n)[0][1], parts_of(y, n)[0][1])
+    return combine(res, n)
+
+
+def as_int(x: Mixed) -> V:
+    """A mixed integer value (an index): int64 lanes, as every integer type indexes the same."""
+    out = None
+    for mk, v in x.parts:
+        a, _, d = split(v) if type(v) is V else (v, True, np.asarray(v).dtype)
+        if d.kind not in "iub":
+            raise E.Unsupported("a float index")
+        out = np.where(mk, a, 0 if out is None else out)
+    return V(out.astype(np.int64), True)
+
+
 def _tname(k: tuple) -> str:
     if k[0] is None:
         return "object"
@@ -306,6 +424,13 @@ def _tname(k: tuple) -> str:
 
 def lanes_of(x: Any, n: int) -> list:
     """Each lane's value as the greenlet engine would hold it (Python numbers or NumPy scalars)."""
+    if type(x) is Mixed:
+        out = [None] * n
+        for mk, v in x.parts:
+            vals = lanes_of(v, n)
+            for i in np.flatnonzero(mk).tolist():
+                out[i] = vals[i]
+        return out
     if type(x) is V:
         if x.w:
             return x.a.tolist()
