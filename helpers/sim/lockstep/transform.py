@@ -342,7 +342,28 @@ class _Rewriter:
             self.loops.pop()
             return [
                 ast.Assign(targets=[_name(lp, ast.Store())], value=_call("_C", "loop", [])),
-                ast.While(_call("_C", "cond", [_name(lp), E(s.test)]), body, []),
+                # CPython compiles a while test twice (before the loop, and at the bottom of the body):
+                # the first trip and the later ones read through different access sites
+                ast.While(
+                    _call(
+                        "_C",
+                        "cond",
+                        [
+                            _name(lp),
+                            ast.IfExp(
+                                ast.Compare(
+                                    ast.Attribute(_name(lp), "trips", ast.Load()),
+                                    [ast.Eq()],
+                                    [ast.Constant(0)],
+                                ),
+                                E(s.test),
+                                E(s.test),
+                            ),
+                        ],
+                    ),
+                    body,
+                    [],
+                ),
                 ast.Expr(_call("_C", "endloop", [_name(lp)])),
             ]
         if isinstance(s, ast.For):
