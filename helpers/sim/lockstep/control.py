@@ -30,10 +30,10 @@ class _Fn:
 
 
 class _Loop:
-    __slots__ = ("entry", "brk", "cont", "trips")
+    __slots__ = ("entry", "brk", "cont", "trips", "wmark")
 
     def __init__(self, entry: np.ndarray) -> None:
-        self.entry, self.brk, self.cont, self.trips = entry, None, None, 0
+        self.entry, self.brk, self.cont, self.trips, self.wmark = entry, None, None, 0, -1
 
 
 _NOVAL = object()
@@ -46,6 +46,7 @@ class Control:
         self.all = np.ones(n, bool)
         self.deadline = deadline
         self.fns: list[_Fn] = []
+        self.writes = 0  # memory writes so far (a while loop that makes none for long is a spin-wait)
         self.set_mask(self.all)
 
     # --- the mask
@@ -144,6 +145,12 @@ class Control:
         lp.trips += 1
         if lp.trips & 1023 == 0:
             self._limits(lp)
+            if lp.wmark == self.writes:
+                raise Stop(
+                    "runaway: a while loop ran 1,024 trips in lockstep without writing memory (a spin-wait "
+                    "on something no thread changes?)"
+                )
+            lp.wmark = self.writes
         if not self.live:
             return False
         t = truth(c)

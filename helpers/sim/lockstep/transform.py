@@ -196,7 +196,9 @@ def _check(fdef: ast.FunctionDef, name: str) -> None:
             if len(node.targets) != 1:
                 raise Stop(f"unsupported: chained assignment at line {node.lineno} of {name}")
             tg = node.targets[0]
-            if isinstance(tg, ast.Tuple) and not all(isinstance(e, ast.Name) for e in tg.elts):
+            if isinstance(tg, ast.Tuple) and not all(
+                isinstance(e, (ast.Name, ast.Subscript)) for e in tg.elts
+            ):
                 raise Stop(f"unsupported: unpacking into elements at line {node.lineno} of {name}")
             if isinstance(tg, ast.Attribute):
                 raise Stop(f"unsupported: assignment to an attribute at line {node.lineno} of {name}")
@@ -284,7 +286,9 @@ class _Rewriter:
         for s in stmts:
             r = self.stmt(s)
             for x in r:
-                ast.copy_location(x, s)
+                for node in ast.walk(x):  # new nodes take the statement's line (tracebacks, frames)
+                    if "lineno" in node._attributes and getattr(node, "lineno", None) is None:
+                        ast.copy_location(node, s)
             out += r
         return out or [ast.Pass()]
 
@@ -305,7 +309,14 @@ class _Rewriter:
                     )
                 ]
                 for el, t in zip(tg.elts, tmps):
-                    out.append(self.assign(el.id, _name(t), el.id))
+                    if isinstance(el, ast.Name):
+                        out.append(self.assign(el.id, _name(t), el.id))
+                    else:
+                        out.append(
+                            ast.Expr(
+                                _call("_R", "st", [_name(t), E(el.value), self.site(el), self.index(el)])
+                            )
+                        )
                 return out
             if isinstance(tg, ast.Subscript):
                 # Python evaluates the value first, then the array, then the index
