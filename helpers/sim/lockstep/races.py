@@ -78,10 +78,10 @@ def check_blocks(st: Any, b: int, accesses: list, report: Callable) -> None:
         st.xb = np.full((3, st.size), -1, np.int64)  # last reader, plain writer, atomic updater
     xb = st.xb
     for kind in (READ, WRITE, ATOMIC):
-        parts = [a[0] for a in accesses if a[1] == kind]
+        parts = [np.atleast_1d(a[0]) for a in accesses if a[2] == kind]
         if not parts:
             continue
-        site = next(a[2] for a in accesses if a[1] == kind)
+        site = next(a[4] for a in accesses if a[2] == kind)
         f = np.unique(np.concatenate(parts))
         others = [
             x
@@ -101,7 +101,7 @@ def check_blocks(st: Any, b: int, accesses: list, report: Callable) -> None:
                 report(int(f[i]), int(prev[i]), kind, o, site)
                 return
     for kind in (READ, WRITE, ATOMIC):
-        parts = [a[0] for a in accesses if a[1] == kind]
+        parts = [np.atleast_1d(a[0]) for a in accesses if a[2] == kind]
         if parts:
             xb[kind, np.concatenate(parts)] = b
 

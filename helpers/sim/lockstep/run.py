@@ -334,11 +334,12 @@ class Run:
                 o = c[lanes]
                 c[lanes] += 1
             self.chunks.append((self.b, self.epoch, lanes, fl, 4 * st.aid + kind, site, o))
-            first = int(lanes[0])
-            key = (self.pos, self.epoch, int(self.wround[first]), first, len(self.chunks))
             f = self.first.get(site)
-            if f is None or key < f:
-                self.first[site] = key
+            if f is None or f[0] == self.pos:  # a site first used in an earlier block keeps its key
+                first = int(lanes[0])
+                key = (self.pos, self.epoch, int(self.wround[first]), first, len(self.chunks))
+                if f is None or key < f:
+                    self.first[site] = key
 
     def warp_step(self, count: bool = True) -> None:
         ctl = self.ctl
@@ -383,17 +384,16 @@ class Run:
         self.atomic_seen = {}
         if not self.races:
             return
-        for st in self.interval_storages():
-            if st.log:
-                if st.space == "global" and self.opts.cross_block_races:
-                    self.block_acc.setdefault(id(st), (st, []))[1].extend(
-                        (np.broadcast_to(e[0], (len(e[1]),)), e[2], e[4]) for e in st.log
-                    )
+        cross = self.opts.cross_block_races
+        for arr in self.block_decl.values():
+            st = arr.st
+            if st.log and st.space == "shared":
                 races.check_interval(st, self.n, None, self._race_in_block(st))
-
-    def interval_storages(self):
-        yield from (a.st for a in self.block_decl.values() if a.st.space == "shared")
-        yield from self.touched.values()
+        for st in self.touched.values():
+            if st.log:
+                if cross:
+                    self.block_acc.setdefault(id(st), (st, []))[1].extend(st.log)
+                races.check_interval(st, self.n, None, self._race_in_block(st))
 
     def _race_in_block(self, st: Storage):
         def report(flat, a, b, ka, kb, site):
@@ -593,14 +593,20 @@ class Run:
             ak = rep(4)
             acc["array"], acc["kind"] = ak >> 2, ak & 3
             acc["site"] = site_map[rep(5)]
-            index = np.empty(n, np.int64)
-            occ = np.empty(n, np.int32)
-            ends = np.cumsum(lens).tolist()
-            s0 = 0
-            for c, e in zip(chunks, ends):
-                index[s0:e] = c[3]
-                occ[s0:e] = c[6]
-                s0 = e
+            # index and occ: arrays for most chunks, one number for the rest
+            scal = [type(c[3]) is not np.ndarray for c in chunks]
+            index = np.concatenate(
+                [
+                    np.full(ln, c[3], np.int64) if sc else c[3]
+                    for c, ln, sc in zip(chunks, lens.tolist(), scal)
+                ]
+            )
+            oscal = [type(c[6]) is not np.ndarray for c in chunks]
+            occ = np.repeat(np.array([c[6] if sc else 0 for c, sc in zip(chunks, oscal)], np.int32), lens)
+            if not all(oscal):
+                ends = np.cumsum(lens).tolist()
+                for k in np.flatnonzero(~np.array(oscal)).tolist():
+                    occ[ends[k] - lens[k] : ends[k]] = chunks[k][6]
             acc["index"], acc["occ"] = index, occ
         after = {st.name: st.data.reshape(st.shape).copy() for st in self.globals_st}
         return Trace(

@@ -166,7 +166,10 @@ def _act(a: Any) -> Any:
 def binop(op: str, x: Any, y: Any) -> Any:
     if type(x) is Mixed or type(y) is Mixed:
         return mixed_op(lambda a, b: binop(op, a, b), x, y)
-    if type(x) is not V and type(y) is not V:  # two uniform values (a part of a Mixed): Python itself
+    tx, ty = type(x), type(y)
+    if tx is V and ty is V and not (x.w or y.w) and x.u is None and y.u is None:
+        return V(_UFUNC[op](x.a, y.a), False)  # two NumPy dtypes: NumPy's promotion is the scalars'
+    if tx is not V and ty is not V:  # two uniform values (a part of a Mixed): Python itself
         return _PYOP[op](x, y)
     xa, xw, xd = split(x)
     ya, yw, yd = split(y)
