@@ -374,11 +374,14 @@ def test_auto_falls_back_with_the_reason_and_restored_inputs():
     # a spin-wait nobody ends: the lockstep loop cap hands it over; the reference names the deadlock
     with pytest.raises(E.Deadlock):
         sim.launch(spins, 1, 32, [out, flag])
-    # a dynamic shared array is not run in lockstep: auto says why and answers as the reference
-    args = [np.zeros(TPB, np.float32), a]
-    r = sim.launch(speed_dynamic, 1, TPB, args, shared_bytes=4 * TPB)
-    assert r.engine == "greenlet" and r.fallback.startswith("unsupported:") and "dynamic shared" in r.fallback
-    np.testing.assert_array_equal(args[0], a[::-1])
+    # iterating over an array is not run in lockstep: auto says why and answers as the reference
+    args = [np.zeros(1, np.float32), a]
+    r = sim.launch(iterates, 1, 1, args)
+    assert r.engine == "greenlet" and r.fallback.startswith("unsupported:") and "for loop" in r.fallback
+    want = np.float32(0)
+    for v in a:
+        want += v  # float32 additions in the reference's order
+    assert args[0][0] == want
     # a diagnostic found in lockstep: the outputs lockstep had written are restored before the re-run
     out = np.full(TPB, 5, np.float32)
     with pytest.raises(E.OutOfBounds) as ei:
@@ -396,6 +399,31 @@ def speed_dynamic(out, a):
     out[t] = s[TPB - 1 - t]
 
 
+@cuda.jit
+def iterates(out, a):
+    acc = numba.float32(0)
+    for v in a:
+        acc += v
+    out[0] = acc
+
+
+@cuda.jit
+def dynamic_alias(out, a):
+    f = cuda.shared.array(0, numba.float32)
+    g = cuda.shared.array(0, numba.int32)  # the same bytes, another view
+    t = cuda.threadIdx.x
+    f[t] = a[t]
+    cuda.syncthreads()
+    out[t] = g[TPB - 1 - t] + 1
+
+
+def test_dynamic_shared_memory_aliases_one_buffer():
+    a = rng.standard_normal(TPB).astype(np.float32)
+    out = same(dynamic_alias, 1, TPB, [np.zeros(TPB, np.int64), a], shared_bytes=4 * TPB)
+    np.testing.assert_array_equal(out[0], a[::-1].view(np.int32) + 1)
+    same(speed_dynamic, 1, TPB, [np.zeros(TPB, np.float32), a], shared_bytes=4 * TPB + 8)
+
+
 def test_engine_option_and_config():
     a = rng.standard_normal(TPB).astype(np.float32)
     for engine in ("greenlet", "lockstep", "auto"):
@@ -411,7 +439,5 @@ def test_engine_option_and_config():
         )
     finally:
         sim.config.engine = old
-    with pytest.raises(E.Unsupported, match="dynamic shared memory"):
-        sim.launch(
-            speed_dynamic, 1, TPB, [np.zeros(TPB, np.float32), a], shared_bytes=4 * TPB, engine="lockstep"
-        )
+    with pytest.raises(E.Unsupported, match="for loop"):
+        sim.launch(iterates, 1, 1, [np.zeros(1, np.float32), a], engine="lockstep")

@@ -195,6 +195,16 @@ class Control:
         lp.cont = self.m if lp.cont is None else lp.cont | self.m
         self.set_mask(np.zeros(self.n, bool))
 
+    def each(self, lp: _Loop, seq: Any):
+        """The trips of `for x in (a, b, c)`: a tuple, the same in every lane."""
+        if type(seq) is not tuple:
+            raise Stop(f"unsupported: a for loop over a {type(seq).__name__}")
+        for v in seq:
+            if not self.live:
+                return
+            lp.trips += 1
+            yield v
+
     def range(self, lp: _Loop, *args: Any):
         """The trips of `for x in range(*args)`: Python ints when the bounds are uniform, else per-lane
         values with the mask narrowed to the lanes still in range."""

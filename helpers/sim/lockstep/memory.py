@@ -256,6 +256,8 @@ def _values(value: Any, dt: np.dtype, ctl) -> Any:
     if type(value) is Mixed:
         out = np.empty(ctl.n, dt)
         for mk, v in value.parts:
+            if not (mk & ctl.m).any():
+                continue
             sub = mk[ctl.m] if not ctl.isfull else mk
             part = _values(v, dt, ctl)
             if isinstance(part, np.ndarray):

@@ -15,8 +15,8 @@ from ..trace import ATOMIC, READ, WARP_SIZE, WRITE
 
 def check_interval(st: Any, n: int, wepoch: np.ndarray | None, report: Callable) -> None:
     """Races among this interval's accesses to storage `st` (then clears its log)."""
-    log = st.log
-    st.log = []
+    log = list(st.log)
+    st.log.clear()  # in place: aliasing views of dynamic shared memory share one log
     if not any(e[2] != READ for e in log):
         return
     flats = np.concatenate([np.broadcast_to(e[0], (len(e[1]),)) for e in log])

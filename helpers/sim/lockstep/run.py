@@ -241,7 +241,9 @@ class Run:
             dt = as_dtype(dtype)
         if space == "shared":
             if shape in ((0,), ()):
-                raise Stop("unsupported: dynamic shared memory in lockstep")
+                arr = self._dynamic(site, dt)
+                self.block_decl[site] = arr
+                return arr
             self.static_shared += int(np.prod(shape)) * dt.itemsize
             self.static_shared_max = max(self.static_shared_max, self.static_shared)
             if self.static_shared > binding.STATIC_SHARED_LIMIT:
@@ -264,6 +266,26 @@ class Run:
             )
         self.block_decl[site] = arr
         return arr
+
+    def _dynamic(self, site: int, dt: np.dtype) -> LArray:
+        """`cuda.shared.array(0, dt)`: a view of the block's one dynamic buffer from byte 0, as on a
+        GPU; views of one element size share their initialisation and race state (spaces.py)."""
+        nbytes = self.opts.shared_bytes
+        if not nbytes:
+            raise Stop("diagnostic: dynamic shared memory without a size (LaunchError)")
+        n = nbytes // dt.itemsize
+        if self.dynamic is None:  # poisoned as the first declaration's dtype
+            self.dynamic = np.zeros(nbytes, np.uint8)
+            self.dynamic[: n * dt.itemsize].view(dt)[...] = poison((n,), dt)
+        data = self.dynamic[: n * dt.itemsize].view(dt)
+        aid = self._decl(site, site, "shared", (n,), dt)
+        st = Storage(data, aid, self.arrays[aid].name, "shared", init=np.zeros(n, bool))
+        state = self.dynamic_state.get(dt.itemsize)
+        if state is None:
+            self.dynamic_state[dt.itemsize] = (st.init, st.log)
+        else:
+            st.init, st.log = state
+        return LArray(self, st)
 
     def _decl(self, key: Any, site: int, space: str, shape: tuple, dt: Any) -> int:
         if key not in self.decl:
@@ -514,6 +536,8 @@ class Run:
                 self.pos, self.b = pos, b
                 self.cuda.blockIdx = Dim3(self._bidx(b))
                 self.block_decl: dict = {}
+                self.dynamic = None  # this block's dynamic shared bytes
+                self.dynamic_state: dict = {}  # element size -> (init, race log) its views share
                 self.static_shared = 0
                 self.epoch = 0
                 self.occ: dict = {}

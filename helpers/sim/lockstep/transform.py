@@ -181,12 +181,14 @@ def _check(fdef: ast.FunctionDef, name: str) -> None:
             raise Stop(f"unsupported: a loop with `else` at line {node.lineno} of {name}")
         if isinstance(node, ast.For):
             it = node.iter
-            if not (
-                isinstance(node.target, ast.Name)
-                and isinstance(it, ast.Call)
+            is_range = (
+                isinstance(it, ast.Call)
                 and isinstance(it.func, ast.Name)
                 and it.func.id == "range"
                 and not it.keywords
+            )
+            if not isinstance(node.target, ast.Name) or not (
+                is_range or isinstance(it, (ast.Tuple, ast.Name))
             ):
                 raise Stop(
                     f"unsupported: a `for` loop other than `for x in range(...)` at line {node.lineno} "
@@ -383,7 +385,10 @@ class _Rewriter:
             self.assigned.add(s.target.id)
             body = self.block(s.body) + [ast.Expr(_call("_C", "next", [_name(lp)]))]
             self.loops.pop()
-            it = _call("_C", "range", [_name(lp)] + [E(x) for x in s.iter.args])
+            if isinstance(s.iter, ast.Call):
+                it = _call("_C", "range", [_name(lp)] + [E(x) for x in s.iter.args])
+            else:  # a tuple of numbers: the same trips in every lane
+                it = _call("_C", "each", [_name(lp), E(s.iter)])
             # the loop variable is assigned under the mask, as lanes that did not run the loop keep theirs
             v = self.tmp("_t")
             body = [self.assign(s.target.id, _name(v), s.target.id)] + body

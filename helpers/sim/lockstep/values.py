@@ -279,9 +279,17 @@ def truth(x: Any) -> Any:
         a, _, d = split(x)
         return a if d.kind == "b" else a != 0
     if type(x) is Mixed:
+        act = ACTIVE[0]
         out = np.zeros(len(x.parts[0][0]), bool)
         for mk, v in x.parts:
-            t = truth(v)
+            here = mk & act
+            if not here.any():
+                continue
+            ACTIVE[0] = here
+            try:
+                t = truth(v)
+            finally:
+                ACTIVE[0] = act
             out |= mk & t
         return out
     try:
