@@ -123,12 +123,15 @@ class Run:
             return self._memo[fn]
         c = compile_fn(fn)  # (the greenlet engine's launch checks ran on the kernel already)
         g = dict(fn.__globals__)
+        if fn.__closure__:  # a kernel made by a factory: its free variables read as globals here
+            for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+                g[name] = cell.cell_contents
         g["_C"], g["_R"], g["_U"] = self.ctl, self, UNDEF
         new = types.FunctionType(c.code, g, fn.__name__)
         new._lockstep = True
         self._memo[fn] = new
         root = self.fn0.__module__
-        for name in _global_names(fn.__code__):
+        for name in _global_names(fn.__code__) | set(fn.__code__.co_freevars):
             if name in g and name not in ("_C", "_R", "_U"):
                 g[name] = self._sub(g[name], root)
         return new
