@@ -352,6 +352,26 @@ def spins(out, flag):
     out[t] = 1
 
 
+@cuda.jit
+def big_hash(out, a):
+    t = cuda.threadIdx.x
+    h = t + 1
+    for k in range(6):
+        h = h * 1000003 + k  # a Python int: past 64 bits in the greenlet engine, never wrapped
+    out[t] = h % 1000
+
+
+def test_python_ints_past_64_bits_are_handed_over():
+    out = np.zeros(32, np.int64)
+    r = sim.launch(big_hash, 1, 32, [out, out.copy()])
+    assert r.engine == "greenlet" and "64 bits" in r.fallback
+    assert (
+        out[5]
+        == ((((((6 * 1000003 + 0) * 1000003 + 1) * 1000003 + 2) * 1000003 + 3) * 1000003 + 4) * 1000003 + 5)
+        % 1000
+    )
+
+
 def test_diagnostics_in_lockstep_mode():
     a = rng.standard_normal(TPB).astype(np.float32)
     out = np.zeros(TPB, np.float32)
