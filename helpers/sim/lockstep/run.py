@@ -250,15 +250,28 @@ class Run:
             self.static_shared += int(np.prod(shape)) * dt.itemsize
             self.static_shared_max = max(self.static_shared_max, self.static_shared)
             if self.static_shared > binding.STATIC_SHARED_LIMIT:
-                raise Stop("diagnostic: too much static shared memory (LaunchError)")
+                raise self.diag(
+                    "LaunchError",
+                    f"{self.static_shared} bytes of static shared memory per block: CUDA allows 48 KiB; "
+                    "the kernel would not launch",
+                )
             aid = self._decl(site, site, space, shape, dt)
             data = poison(shape, dt)
             arr = LArray(
                 self, Storage(data, aid, self.arrays[aid].name, "shared", init=np.zeros(data.size, bool))
             )
         else:
-            if int(np.prod(shape)) * dt.itemsize > binding.LOCAL_LIMIT:
-                raise Stop("diagnostic: local array over the limit (LaunchError)")
+            nbytes = int(np.prod(shape)) * dt.itemsize
+            if nbytes > binding.LOCAL_LIMIT:
+                m = re.search(r"(\w+)\s*=\s*[\w.]*local\.array", site_info(site).text)
+                name = m.group(1) if m else f"local@{lineno}"
+                raise self.diag(
+                    "LaunchError",
+                    f"local array `{name}` is {nbytes:,} bytes per thread: CUDA gives a thread at most "
+                    f"{binding.LOCAL_LIMIT // 1024} KiB of local memory, so the kernel would not launch. "
+                    "Use a smaller array, or shared or global memory.",
+                    array=name,
+                )
             aid = self._decl(site, site, space, shape, dt)
             data = poison((self.n,) + shape, dt)
             arr = LArray(
@@ -275,7 +288,11 @@ class Run:
         GPU; views of one element size share their initialisation and race state (spaces.py)."""
         nbytes = self.opts.shared_bytes
         if not nbytes:
-            raise Stop("diagnostic: dynamic shared memory without a size (LaunchError)")
+            raise self.diag(
+                "LaunchError",
+                "cuda.shared.array(0, ...) asks for dynamic shared memory but the launch gave none: pass "
+                "its size in bytes as the 4th launch parameter, kernel[blocks, threads, 0, nbytes](...)",
+            )
         n = nbytes // dt.itemsize
         if self.dynamic is None:  # poisoned as the first declaration's dtype
             self.dynamic = np.zeros(nbytes, np.uint8)
@@ -352,7 +369,7 @@ class Run:
         k = ctl.nact
         self.steps += k
         if self.steps > self.max_steps:
-            raise Stop("runaway: the step limit (Runaway)")
+            raise self.runaway()
         if kind:
             ctl.writes += 1
         if self.deferred and kind != ATOMIC:
@@ -389,11 +406,19 @@ class Run:
                 if f is None or key < f:
                     self.first[site] = key
 
+    def runaway(self) -> E.SimulatorError:
+        return self.diag(
+            "Runaway",
+            f"the kernel made more than {self.opts.max_steps:,} memory accesses and barriers: most likely a "
+            "loop that never ends (a loop variable not advanced, a stride of 0?). Raise "
+            "helpers.sim.config.max_steps if it really needs more.",
+        )
+
     def warp_step(self, count: bool = True) -> None:
         ctl = self.ctl
         self.steps += ctl.nact
         if self.steps > self.max_steps:
-            raise Stop("runaway: the step limit (Runaway)")
+            raise self.runaway()
         if count:
             self.wround[ctl.act] += 1
 
@@ -410,7 +435,7 @@ class Run:
             )
         self.steps += self.n
         if self.steps > self.max_steps:
-            raise Stop("runaway: the step limit (Runaway)")
+            raise self.runaway()
         self._end_interval()
         self.epoch += 1
         self.occ = {}
@@ -512,8 +537,17 @@ class Run:
                         else f"past the end (shape {tuple(arr.shape)}): a real GPU does no bounds check and "
                         "would silently read garbage or overwrite another array. Is a guard missing?"
                     ),
-                    "UninitializedRead": "was read but no thread had written it yet; a real GPU returns "
-                    "whatever was in that memory. Is a barrier or an initialising write missing?",
+                    "UninitializedRead": {
+                        "shared": "was read but no thread of this block had written it yet; a real GPU "
+                        "returns whatever an earlier kernel left in shared memory.",
+                        "local": "was read but this thread had not written it yet; a real GPU returns "
+                        "whatever was in the register or stack slot.",
+                    }.get(
+                        arr.st.space,
+                        "was read but no thread had written it yet (outputs start as garbage: the checker "
+                        "fills them with NaN); a real GPU returns whatever was in that memory.",
+                    )
+                    + " Is a barrier or an initialising write missing?",
                     "ReadOnlyWrite": "was written, but it is an input (or a constant): the kernel must not "
                     "change it (the checker compares against the original values)",
                 }.get(cls, "")
