@@ -266,6 +266,47 @@ def test_warp_operations_and_syncwarp():
     same(syncwarp_exchange, 1, 64, [np.zeros(64, np.int64)])
 
 
+@cuda.jit
+def more_warp_ops(out, a):
+    t = cuda.threadIdx.x
+    v = a[t] % 4
+    same_as_me = cuda.match_any_sync(0xFFFFFFFF, v)
+    allm, all_same = cuda.match_all_sync(0xFFFFFFFF, v // 8)
+    eq = cuda.eq_sync(0xFFFFFFFF, v // 8)
+    if t % 2 == 0:
+        active = cuda.activemask() % 1000
+    else:
+        active = cuda.activemask() % 999 + 1
+    bits = cuda.popc(same_as_me) + cuda.ffs(active) + cuda.brev(t) % 7
+    n = cuda.syncthreads_and(v >= 0) + cuda.syncthreads_or(v == 3)
+    out[t] = same_as_me + allm + all_same + eq + active + bits + n + (not v)
+
+
+@cuda.jit
+def nested_control(out, a, n):
+    i = cuda.grid(1)
+    if i >= n:
+        return
+    found = -1
+    for r in range(4):
+        for c in (1, 2, 3):
+            if a[(i + r * c) % n] > 1.0:
+                found = r * 10 + c
+                break
+            if c == 2 and r % 2:
+                continue
+        if found >= 0:
+            break
+    out[i] = found if 0 < found < 30 else -found
+
+
+def test_more_warp_operations_and_nested_control_flow():
+    a = rng.integers(0, 9, 64).astype(np.int32)
+    same(more_warp_ops, 1, 64, [np.zeros(64, np.int64), a])
+    x = (rng.standard_normal(90) * 1.5).astype(np.float32)
+    same(nested_control, 2, TPB, [np.zeros(90, np.int64), x, 90])
+
+
 def test_untraced_and_raceless_launches():
     for kw in ({"trace": False}, {"races": False}, {"block_order": "reverse"}):
         same(
@@ -337,6 +378,12 @@ def divides_by_zero(out, a):
 
 
 @cuda.jit
+def int32_plus_big(out, a):
+    t = cuda.threadIdx.x
+    out[t] = a[t] + 0xAAAAAAAA  # NEP 50: a Python int that does not fit int32 is an error
+
+
+@cuda.jit
 def shuffle_after_exit(out, a):
     t = cuda.threadIdx.x
     if t >= 20:
@@ -395,6 +442,8 @@ def test_diagnostics_in_lockstep_mode():
     err = lockstep_error(E.ReadOnlyWrite, writes_input, 1, TPB, [out, a], roles={"a": "in"})
     assert err.array == "a" and err.source == "a[t] = 0"
     lockstep_error(E.KernelException, divides_by_zero, 1, TPB, [np.zeros(TPB, np.int64), a])
+    ints = rng.integers(-5, 5, TPB).astype(np.int32)
+    lockstep_error(E.KernelException, int32_plus_big, 1, TPB, [np.zeros(TPB, np.int64), ints])
     err = lockstep_error(E.WarpDivergence, shuffle_after_exit, 1, 32, [out, a])
     assert err.thread == (0, 0, 0)
     lockstep_error(E.OutOfBounds, past_end, 1, TPB, [out, a, TPB], trace=False)
