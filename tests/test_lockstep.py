@@ -307,6 +307,23 @@ def test_more_warp_operations_and_nested_control_flow():
     same(nested_control, 2, TPB, [np.zeros(90, np.int64), x, 90])
 
 
+@cuda.jit
+def overwrites(out):
+    t = cuda.threadIdx.x
+    out[t // 2] = t  # two threads write each element
+    if t % 2 == 0:
+        out[t // 2] = -t  # the even thread again: the reference's thread order decides the value
+
+
+def test_races_off_keeps_the_reference_thread_order():
+    out = np.zeros(32, np.int64)
+    r = sim.launch(overwrites, 1, 64, [out], races=False)
+    assert r.engine == "greenlet" and "order matters" in r.fallback
+    ref = np.zeros(32, np.int64)
+    sim.launch(overwrites, 1, 64, [ref], races=False, engine="greenlet")
+    np.testing.assert_array_equal(out, ref)
+
+
 def test_untraced_and_raceless_launches():
     for kw in ({"trace": False}, {"races": False}, {"block_order": "reverse"}):
         same(

@@ -68,7 +68,9 @@ class Run:
             deadline = min(deadline, opts.deadline)
         self.ctl = Control(self.n, deadline)
         self.cuda = LCuda(self)
-        self.tracing, self.races = opts.trace, opts.races
+        # races are always looked for: with races=False the reference engine runs past them in its
+        # thread order, which lockstep does not reproduce, so a race then hands the launch over
+        self.tracing, self.races = opts.trace, True
         # the greenlet engine adds one step per look for spin-waits (every spin.CHECK steps): stop a
         # little early so that its limit is never the one that would have fired
         self.steps, self.max_steps = 0, opts.max_steps - opts.max_steps // spin.CHECK - 2
@@ -472,6 +474,7 @@ class Run:
 
     def _race_in_block(self, st: Storage):
         def report(flat, a, b, ka, kb, site):
+            self._order_matters()
             where = _unravel(flat, st.shape)
             shown = ", ".join(map(str, where))
             verbs = {READ: "read", 1: "wrote", ATOMIC: "atomically updated"}
@@ -498,6 +501,13 @@ class Run:
     def _bidx(self, b: int) -> tuple:
         gx, gy, _ = self.griddim
         return (b % gx, (b // gx) % gy, b // (gx * gy))
+
+    def _order_matters(self) -> None:
+        if not self.opts.races:
+            raise Stop(
+                "unsupported: accesses whose order matters (races are off: the reference engine's "
+                "thread order decides)"
+            )
 
     def diag(
         self,
@@ -626,7 +636,7 @@ class Run:
                     raise self.diag("KernelException", f"the kernel raised {type(e).__name__}: {e}") from None
                 self.steps += 0
                 self._end_interval()
-                if self.races and self.opts.cross_block_races:
+                if self.opts.races and self.opts.cross_block_races:  # (blocks run in the reference's order)
                     for st, acc in self.block_acc.values():
                         races.check_blocks(st, b, acc, self._race_across(st))
         return self
