@@ -172,6 +172,21 @@ def maths(out, a, n):
         out[i, 2] = max(int(x * 10), -3) // 2 + math.floor(x)
 
 
+@cuda.jit
+def powers(out, a, n):
+    i = cuda.grid(1)
+    if i < n:
+        x = a[i] * numba.float32(1.5) - numba.float32(0.3)
+        out[i, 0] = x**2  # NumPy's scalar power (powf), not its array square
+        out[i, 1] = abs(x) ** numba.float32(2.5) + np.sqrt(abs(x)) + 2.0 ** (i % 5)
+
+
+def test_float32_powers_bit_for_bit():
+    n = 4096
+    a = (rng.standard_normal(n) * 10).astype(np.float32)
+    same(powers, n // TPB, TPB, [np.zeros((n, 2), np.float32), a, n])
+
+
 def test_math_casts_builtins_values_and_dtypes():
     n = 90
     a = (rng.standard_normal(n) * 3).astype(np.float32)

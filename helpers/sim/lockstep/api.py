@@ -246,16 +246,14 @@ class NumpyProxy:
 
 
 def _ufunc(u):
-    """np.sqrt, np.exp ... of one lane value: the ufunc on the lanes (a Python number is int64 or
-    float64 to NumPy, as the greenlet engine's scalar call sees it; the result is a NumPy type)."""
+    """np.sqrt, np.exp ... of lane values."""
 
     def f(*args):
         if not any(type(a) in (V, Mixed) for a in args):
             return u(*args)
-        if len(args) != 1 or type(args[0]) is not V:
-            raise Stop(f"unsupported: numpy.{u.__name__} of several or mixed per-thread values")
-        x, _, _ = split(args[0])
-        return V(u(x), False)
+        # lane by lane on the scalars the greenlet engine holds: NumPy's array loops may differ from
+        # its scalar ones in the last bit (SIMD), as `**` does
+        return _lanewise(u, f"numpy.{u.__name__}")(*args)
 
     return f
 

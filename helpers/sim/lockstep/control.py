@@ -338,5 +338,3 @@ def _int_lanes(x: Any, n: int, m: np.ndarray) -> np.ndarray:
         return np.full(n, operator.index(x), np.int64)
     except TypeError:
         raise Stop("diagnostic: range() of a non-integer (KernelException)") from None
-
-

@@ -104,5 +104,3 @@ def check_blocks(st: Any, b: int, accesses: list, report: Callable) -> None:
         parts = [np.atleast_1d(a[0]) for a in accesses if a[2] == kind]
         if parts:
             xb[kind, np.concatenate(parts)] = b
-
-

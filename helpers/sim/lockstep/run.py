@@ -726,5 +726,3 @@ def _at_lane(i: Any, lane: int | None) -> Any:
         return int(i)
     except (TypeError, ValueError):
         return i
-
-

@@ -167,6 +167,8 @@ def binop(op: str, x: Any, y: Any) -> Any:
     if type(x) is Mixed or type(y) is Mixed:
         return mixed_op(lambda a, b: binop(op, a, b), x, y)
     tx, ty = type(x), type(y)
+    if op == "pow" and not ((tx is not V or x.w) and (ty is not V or y.w)):
+        return _scalar_pow(x, y)
     if tx is V and ty is V and not (x.w or y.w) and x.u is None and y.u is None:
         return V(_UFUNC[op](x.a, y.a), False)  # two NumPy dtypes: NumPy's promotion is the scalars'
     if tx is not V and ty is not V:  # two uniform values (a part of a Mixed): Python itself
@@ -237,6 +239,19 @@ def binop(op: str, x: Any, y: Any) -> Any:
     if type(r) is not np.ndarray:  # two scalars cannot reach here, but keep NumPy's scalar
         return r
     return V(r, False)
+
+
+def _scalar_pow(x: Any, y: Any) -> Any:
+    """`**` with a NumPy-typed operand, lane by lane on NumPy scalars: NumPy's array power differs
+    from its scalar power (powf, and x * x for a square) in the last bit, and the greenlet engine
+    takes the scalar one."""
+    m = ACTIVE[0]
+    n = len(m)
+    xs = lanes_of(x, n) if type(x) is V else None
+    ys = lanes_of(y, n) if type(y) is V else None
+    idx = np.flatnonzero(m).tolist()
+    vals = [(xs[i] if xs is not None else x) ** (ys[i] if ys is not None else y) for i in idx]
+    return from_lanes(vals, m, n, "`**`")
 
 
 _SMALL = 1 << 31
