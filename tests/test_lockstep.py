@@ -101,7 +101,8 @@ def loops(out, counts, n):
             total += k
         for j in range(i, n, cuda.gridsize(1)):  # per-thread bounds
             total += j
-        out[i] = total
+        out[i] = last = total
+        counts[i] = out[i] = last + 1
 
 
 def test_loops_with_data_dependent_trips_break_continue():

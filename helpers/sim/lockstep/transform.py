@@ -193,7 +193,9 @@ def _check(fdef: ast.FunctionDef, name: str) -> None:
                     f"of {name}"
                 )
         if isinstance(node, ast.Assign):
-            if len(node.targets) != 1:
+            if len(node.targets) != 1 and not all(
+                isinstance(t, (ast.Name, ast.Subscript)) for t in node.targets
+            ):
                 raise Stop(f"unsupported: chained assignment at line {node.lineno} of {name}")
             tg = node.targets[0]
             if isinstance(tg, ast.Tuple) and not all(
@@ -296,6 +298,17 @@ class _Rewriter:
         E = self.expr
         if isinstance(s, ast.AnnAssign):
             s = ast.copy_location(ast.Assign(targets=[s.target], value=s.value), s)
+        if isinstance(s, ast.Assign) and len(s.targets) > 1:  # a = b = value: value once, targets in order
+            t = self.tmp("_t")
+            out = [ast.Assign(targets=[_name(t, ast.Store())], value=E(s.value))]
+            for tg in s.targets:
+                if isinstance(tg, ast.Name):
+                    out.append(self.assign(tg.id, _name(t), tg.id))
+                else:
+                    out.append(
+                        ast.Expr(_call("_R", "st", [_name(t), E(tg.value), self.site(tg), self.index(tg)]))
+                    )
+            return out
         if isinstance(s, ast.Assign):
             tg = s.targets[0]
             if isinstance(tg, ast.Name):
