@@ -21,3 +21,53 @@ def sim_engine():
         engine.use(before)
     else:
         engine.STATE.name = None
+
+
+# The simulator's unit tests run on both of its engines (issue 18): "greenlet" (the reference) and
+# "auto" (lockstep, falling back to greenlet on anything unsupported and on any diagnostic). Every
+# launch that leaves `engine` unset takes `helpers.sim.config.engine`, which this fixture sets.
+ENGINE_MODULES = ("test_sim", "test_sim_features", "test_sim_parity")
+SIM_ENGINES = ("greenlet", "auto")
+# test function -> why it runs on greenlet only (it inspects that engine's internals)
+GREENLET_ONLY: dict[str, str] = {}
+
+
+def pytest_generate_tests(metafunc):
+    if "sim_engine_under_test" not in metafunc.fixturenames:
+        return
+    if metafunc.module.__name__.rpartition(".")[2] not in ENGINE_MODULES:
+        return
+    from helpers import sim
+
+    if not hasattr(sim.config, "engine"):  # a simulator with one engine
+        return
+    why = GREENLET_ONLY.get(metafunc.function.__name__)
+    metafunc.parametrize(
+        "sim_engine_under_test",
+        [
+            pytest.param(
+                e, marks=pytest.mark.skip(reason=f"greenlet only: {why}") if why and e != "greenlet" else ()
+            )
+            for e in SIM_ENGINES
+        ],
+        indirect=True,
+        scope="function",
+    )
+
+
+@pytest.fixture(autouse=True)
+def sim_engine_under_test(request):
+    """`helpers.sim.config.engine` for one test of ENGINE_MODULES (see pytest_generate_tests); put back
+    afterwards. Elsewhere (no parameter) it does nothing."""
+    name = getattr(request, "param", None)
+    if name is None:
+        yield None
+        return
+    from helpers import sim
+
+    before = sim.config.engine
+    sim.config.engine = name
+    try:
+        yield name
+    finally:
+        sim.config.engine = before
