@@ -92,16 +92,30 @@ def where(err: BaseException | None) -> tuple | None:
     )
 
 
+_TIMED_OUT = "the kernel ran for more than"  # Runaway by wall time: where it stopped is chance
+_WHERE_LINE = re.compile(r"^block \(.*?\), thread \(.*?\), line \d+: `.*`$", re.M)
+
+
+def timed_out(err: BaseException | None) -> bool:
+    """A Runaway raised by the clock: which thread and line it stopped at, the seconds in its text and
+    the accesses made before it depend on the machine's speed, on either engine."""
+    return isinstance(err, E.Runaway) and _TIMED_OUT in str(err)
+
+
 def summarize(got: Result | PuzzleFailure) -> Outcome:
     """An Outcome from what `check` returned or raised."""
     if isinstance(got, Result):
         return Outcome("Passed", normalised(repr(got)), None, None, None, _plain(got.maxima), list(got.runs))
     diag = got.diagnostic if isinstance(got, KernelDiagnosed) else None
+    message = normalised(str(got))
+    if timed_out(diag):
+        message = _WHERE_LINE.sub("<where it stopped>", message)
+        message = re.sub(rf"{_TIMED_OUT} [0-9.e+-]+ s", f"{_TIMED_OUT} ? s", message)
     return Outcome(
         type(got).__name__,
-        normalised(str(got)),
+        message,
         type(diag).__name__ if diag is not None else None,
-        where(diag),
+        "wherever the clock stopped it" if timed_out(diag) else where(diag),
         _plain((got.field, got.count, got.limit)) if isinstance(got, OverBudget) else None,
         {},
         [got.run] if got.run is not None else [],
@@ -290,6 +304,8 @@ def run_differences(ra: RunRecord | None, rb: RunRecord | None) -> list[str]:
     out = []
     if ra.case_index != rb.case_index:
         out.append(f"case {ra.case_index} vs case {rb.case_index}")
+    if timed_out(ra.diagnostic) and timed_out(rb.diagnostic):
+        return out  # outputs and trace are those of the moment the clock ran out
     if set(ra.outputs) != set(rb.outputs):
         out.append(f"outputs {sorted(ra.outputs)} vs {sorted(rb.outputs)}")
     for n in sorted(set(ra.outputs) & set(rb.outputs)):
