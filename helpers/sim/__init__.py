@@ -9,7 +9,7 @@ See helpers/README.md for the options, the diagnostics and the supported API.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 from . import errors
@@ -30,7 +30,6 @@ from .errors import (
 from .host import DeviceArray, device_array, device_array_like, to_device
 from .options import BlockOrder, Config, Options, config
 from .poison import poison
-from .scheduler import Run
 from .trace import Trace
 
 
@@ -39,6 +38,8 @@ class Launch:
     trace: Trace | None
     shared_bytes: int  # static + dynamic shared memory per block
     steps: int
+    engine: str = "greenlet"  # which engine produced this result: "lockstep" or "greenlet"
+    fallback: str | None = None  # why "auto" used the greenlet engine, in words
 
 
 def launch(
@@ -58,6 +59,7 @@ def launch(
     timeout: float | None = None,
     deadline: float | None = None,
     defer_uninit: bool = False,
+    engine: str | None = None,
     options: Options | None = None,
 ) -> Launch:
     """Run `kernel[grid, block, 0, shared_bytes](*args)` on the simulator (see helpers/README.md).
@@ -76,10 +78,14 @@ def launch(
             timeout=timeout,
             deadline=deadline,
             defer_uninit=defer_uninit,
+            engine=engine,
         )
-    run = Run(kernel, grid, block, tuple(args), options)
-    run.execute()
-    return Launch(run.trace(), run.static_shared_max + options.shared_bytes, run.steps)
+    elif engine is not None:
+        options = replace(options, engine=engine)
+    from .lockstep import run
+
+    trace_, shared, steps, used, why = run(kernel, grid, block, tuple(args), options)
+    return Launch(trace_, shared, steps, used, why)
 
 
 __all__ = [

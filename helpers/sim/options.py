@@ -13,6 +13,9 @@ class Config:
     max_steps: int = 5_000_000  # memory accesses + barriers per launch before Runaway
     timeout: float = 10.0  # seconds per launch before Runaway (catches loops with no accesses)
     trace: bool = True  # record accesses for launches made through kernel[...] (sim engine)
+    # "auto": the lockstep engine, falling back to the greenlet engine on anything it cannot prove
+    # clean; "lockstep": lockstep only (Unsupported where it cannot run); "greenlet": the reference
+    engine: str = "auto"
 
 
 config = Config()
@@ -37,6 +40,7 @@ class Options:
     # uninitialised reads noted and run past (the read returns the poison value) instead of raised at
     # once: a race or divergence later in the run then leads (`.secondary` holds the reads)
     defer_uninit: bool = False
+    engine: str | None = None  # None: config.engine (see Config)
 
     def resolved(self) -> "Options":
         """These options with the limits left unset taken from `config`."""

@@ -1,0 +1,284 @@
+"""Arrays in lockstep: each load or store is one gather or scatter over the active lanes, with the
+greenlet engine's checks on the whole index vector (bounds, negative indices, unwritten elements,
+read-only arrays) and one trace chunk (rows in `Trace.acc` format, assembled in run.py)."""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from ..trace import ATOMIC, READ, WRITE
+from .control import Stop
+from .values import Mixed, V, as_int, lanes_of, split
+
+_WORDS = {
+    "global": "global array",
+    "shared": "shared array",
+    "local": "local array",
+    "const": "constant array",
+}
+
+
+class Storage:
+    """One allocation: a kernel argument, a block's shared array, the local arrays of every lane
+    (`local`: one row per lane)."""
+
+    __slots__ = (
+        "data",
+        "shape",
+        "aid",
+        "name",
+        "space",
+        "init",
+        "readonly",
+        "local",
+        "size",
+        "log",
+        "xb",
+        "scratch",
+    )
+
+    def __init__(self, data, aid, name, space, *, init=None, readonly=False, local=False):
+        self.data = data.reshape(-1)
+        self.shape = tuple(data.shape[1:]) if local else tuple(data.shape)
+        self.size = int(np.prod(self.shape, dtype=np.int64))
+        self.aid, self.name, self.space = aid, name, space
+        self.init = init  # flat bool array of written elements, or None (all initialised)
+        self.readonly, self.local = readonly, local
+        self.log: list = []  # this barrier interval's accesses: (flat, lanes, kind, wepochs)
+        self.xb: Any = None  # global arrays: per-element last block that read / wrote / updated
+        self.scratch: Any = None  # the race check's per-element owner (kept -1 between checks)
+
+
+class LArray:
+    """What the transformed kernel holds for an array: a view (offset, shape, strides in elements)."""
+
+    __slots__ = ("st", "offset", "shape", "strides", "ndim", "run")
+
+    def __init__(self, run, st, offset=0, shape=None, strides=None):
+        self.run, self.st, self.offset = run, st, offset
+        self.shape = st.shape if shape is None else shape
+        if strides is None:
+            strides, acc = [], 1
+            for s in reversed(self.shape):
+                strides.append(acc)
+                acc *= s
+            strides = tuple(reversed(strides))
+        self.strides = strides
+        self.ndim = len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    @property
+    def dtype(self):
+        return self.st.data.dtype
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __bool__(self):
+        raise Stop(f"diagnostic: whole array `{self.st.name}` used as a condition (Unsupported)")
+
+    # --- index work
+    def _flat(self, idx: tuple, what: str) -> Any:
+        """Flat storage index: an int (the same element for every lane) or a full-width int64 array;
+        raises on an index out of bounds in an active lane. A partial index gives a view."""
+        run = self.run
+        if len(idx) == 1 and type(idx[0]) is tuple:
+            idx = idx[0]
+        if len(idx) > self.ndim:
+            raise run.diag("OutOfBounds", f"{len(idx)} indices for a {self.ndim}-D array", self, idx)
+        off = self.offset
+        for k, i in enumerate(idx):
+            n, s = self.shape[k], self.strides[k]
+            if type(i) is Mixed:
+                i = as_int(i)
+            if type(i) is V:
+                a, w, d = split(i)
+                if d.kind not in "iub":
+                    raise Stop(f"unsupported: a {d} index into `{self.st.name}`")
+                if a.dtype != np.int64:
+                    a = a.astype(np.int64)
+                m = run.ctl.m
+                c = i.c
+                if c is not None and c[0] is m:
+                    hi = c[1]
+                else:
+                    # one reduction for both ends: negative indices are huge as unsigned
+                    av = a.view(np.uint64) if run.ctl.isfull else a[m].view(np.uint64)
+                    hi = int(av.max()) if av.size else 0
+                    i.c = (m, hi)
+                if hi >= n:
+                    raise run.diag("OutOfBounds", None, self, idx)
+                off = off + a * s if s != 1 else off + a
+            elif type(i) is slice:
+                raise Stop(f"unsupported: slicing `{self.st.name}`")
+            else:
+                try:
+                    i = operator.index(i)
+                except TypeError:
+                    raise Stop(f"unsupported: index {i!r} into `{self.st.name}`") from None
+                if i < 0 or i >= n:
+                    raise run.diag("OutOfBounds", None, self, idx)
+                off += i * s
+        if len(idx) < self.ndim:
+            if type(off) is not int:
+                raise Stop(f"unsupported: a per-thread view of `{self.st.name}`")
+            return LArray(run, self.st, off, self.shape[len(idx) :], self.strides[len(idx) :])
+        return off
+
+    def load(self, site: int, idx: tuple) -> Any:
+        run = self.run
+        ctl = run.ctl
+        if not ctl.live:
+            return self.st.data.dtype.type(0)
+        flat = self._flat(idx, "read")
+        if type(flat) is LArray:
+            return flat
+        st = self.st
+        uniform = type(flat) is int
+        if st.local:
+            lanes = ctl.act
+            fl = flat if uniform else (flat if ctl.isfull else flat[lanes])
+            phys = lanes * st.size + fl
+            if st.init is not None and not st.init[phys].all():
+                raise run.diag("UninitializedRead", None, self, idx)
+            run.access(st, READ, site, fl)
+            out = np.zeros(ctl.n, st.data.dtype)
+            out[lanes] = st.data[phys]
+            return V(out, False)
+        if uniform:
+            if st.init is not None and not st.init[flat]:
+                raise run.diag("UninitializedRead", None, self, idx)
+            run.access(st, READ, site, flat)
+            return st.data[flat]
+        if ctl.isfull:
+            fl = flat
+            if st.init is not None and not st.init[fl].all():
+                raise run.diag("UninitializedRead", None, self, idx)
+            run.access(st, READ, site, fl)
+            return V(st.data[fl], False)
+        fl = flat[ctl.m]
+        if st.init is not None and not st.init[fl].all():
+            raise run.diag("UninitializedRead", None, self, idx)
+        run.access(st, READ, site, fl)
+        safe = np.where(ctl.m, flat, fl[0]) if fl.size else np.zeros(ctl.n, np.int64)
+        return V(st.data[safe], False)
+
+    def store(self, site: int, idx: tuple, value: Any) -> None:
+        run = self.run
+        ctl = run.ctl
+        if not ctl.live:
+            return
+        flat = self._flat(idx, "write")
+        st = self.st
+        if type(flat) is LArray:
+            raise Stop(f"unsupported: assigning to a slice of `{st.name}`")
+        if st.readonly:
+            raise run.diag("ReadOnlyWrite", None, self, idx)
+        vals = _values(value, st.data.dtype, ctl)
+        lanes = ctl.act
+        if type(flat) is int:
+            if ctl.nact > 1 and run.races and st.space != "local":
+                raise run.diag("DataRace", "several threads write one element in one instruction", self, idx)
+            fl = flat
+        else:
+            fl = flat if ctl.isfull else flat[ctl.m]
+        if st.local:
+            phys = lanes * st.size + fl
+        else:
+            phys = fl
+        run.access(st, WRITE, site, fl)
+        if st.init is not None:
+            st.init[phys] = True
+        if type(phys) is int and isinstance(vals, np.ndarray):
+            vals = vals[-1]  # one element, several lanes (races off): the last thread's write stays
+        st.data[phys] = vals
+
+    def atomic(self, site: int, idx: tuple, fn, args: tuple, commutes: bool) -> Any:
+        run = self.run
+        ctl = run.ctl
+        if not ctl.live:
+            return self.st.data.dtype.type(0)
+        flat = self._flat(idx, "atomic")
+        st = self.st
+        if type(flat) is LArray or st.local:
+            raise Stop(f"unsupported: atomic on `{st.name}` (a view or a local array)")
+        if st.readonly:
+            raise run.diag("ReadOnlyWrite", None, self, idx)
+        lanes = ctl.act
+        fl = (
+            np.full(len(lanes), flat, np.int64)
+            if type(flat) is int
+            else (flat if ctl.isfull else flat[ctl.m])
+        )
+        if st.init is not None and not st.init[fl].all():
+            raise run.diag("UninitializedRead", None, self, idx)
+        run.atomic_order(st, fl, commutes)
+        run.access(st, ATOMIC, site, fl)
+        data = st.data
+        per = [_lane_list(a, ctl) for a in args]
+        olds = []
+        for k, f in enumerate(fl.tolist()):
+            old = data[f]
+            data[f] = fn(old, *[p[k] for p in per])
+            olds.append(old)
+        out = np.zeros(ctl.n, data.dtype)
+        out[lanes] = olds
+        return V(out, False)
+
+
+def _lane_list(x: Any, ctl) -> list:
+    if type(x) is Mixed:
+        return [v for v, a in zip(lanes_of(x, ctl.n), ctl.m) if a]
+    if type(x) is V:
+        a, w, _ = split(x)
+        a = a[ctl.act]
+        return a.tolist() if w else list(a)
+    return [x] * ctl.nact
+
+
+def _values(value: Any, dt: np.dtype, ctl) -> Any:
+    """The active lanes' values as the array's dtype, as `data[i] = value` converts each."""
+    if type(value) is Mixed:
+        out = np.empty(ctl.n, dt)
+        for mk, v in value.parts:
+            sub = mk[ctl.m] if not ctl.isfull else mk
+            part = _values(v, dt, ctl)
+            if isinstance(part, np.ndarray):
+                out_act = part[sub]
+            else:
+                out_act = part
+            idx = np.flatnonzero(mk & ctl.m)
+            out[idx] = out_act
+        return out if ctl.isfull else out[ctl.m]
+    if type(value) is V:
+        a, w, d = split(value)
+        a = a if ctl.isfull else a[ctl.m]
+        if dt.kind in "iub" and d.kind == "f" and not np.isfinite(a).all():
+            raise Stop("diagnostic: a NaN or infinity stored into an integer array (Unsupported)")
+        if w and dt.kind in "iu" and d.kind in "iu" and a.size:
+            info = np.iinfo(dt)
+            if a.min() < info.min or a.max() > info.max:
+                raise Stop("diagnostic: a Python int too large for the array (KernelException)")
+        return a
+    if isinstance(value, (bool, int, float, np.generic)):
+        if dt.kind in "iub" and isinstance(value, (float, np.floating)) and not np.isfinite(value):
+            raise Stop("diagnostic: a NaN or infinity stored into an integer array (Unsupported)")
+        if type(value) is int and dt.kind in "iu":
+            info = np.iinfo(dt)
+            if not info.min <= value <= info.max:
+                raise Stop("diagnostic: a Python int too large for the array (KernelException)")
+        return value
+    raise Stop(f"unsupported: storing a {type(value).__name__} into an array")
+
+
+def words(space: str) -> str:
+    return _WORDS[space]

@@ -1,0 +1,107 @@
+"""Race checks over a barrier interval, vectorised: every access of the interval is logged as
+(flat index, lanes, kind, warp epochs); at the barrier one pass finds elements that two threads
+touched with at least one write (atomic pairs aside), the greenlet engine's `_unordered` rule.
+Global arrays also keep, per element, the last block that read, wrote or atomically updated it,
+for races between blocks."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..trace import ATOMIC, READ, WARP_SIZE, WRITE
+
+
+def check_interval(st: Any, n: int, wepoch: np.ndarray | None, report: Callable) -> None:
+    """Races among this interval's accesses to storage `st` (then clears its log)."""
+    log = st.log
+    st.log = []
+    if not any(e[2] != READ for e in log):
+        return
+    flats = np.concatenate([np.broadcast_to(f, (len(ln),)) for f, ln, _, _ in log])
+    lanes = np.concatenate([ln for _, ln, _, _ in log])
+    kinds = np.concatenate([np.full(len(ln), k, np.int8) for _, ln, k, _ in log])
+    # one owner per written element: a second writer, or a reader other than the owner, conflicts
+    w = kinds != READ
+    owner = st.scratch
+    if owner is None:
+        owner = st.scratch = np.full(st.size, -1, np.int64)
+    wf, wl = flats[w], lanes[w]
+    owner[wf] = wl
+    suspicious = bool((owner[wf] != wl).any())
+    if not suspicious:
+        ro = owner[flats[~w]]
+        suspicious = bool(((ro != -1) & (ro != lanes[~w])).any())
+    owner[wf] = -1
+    if not suspicious:
+        return
+    wep = None
+    if any(e[3] is not None for e in log):
+        wep = np.concatenate([np.zeros(len(ln), np.int64) if we is None else we for _, ln, _, we in log])
+    _exact(flats, lanes, kinds, wep, report)
+
+
+def _exact(flats, lanes, kinds, wepoch, report) -> None:
+    """The exact rule, element by element, where the quick pass saw two threads."""
+    order = np.lexsort((lanes, flats))
+    f, ln, k = flats[order], lanes[order], kinds[order]
+    if wepoch is not None:
+        wepoch = wepoch[order]
+    starts = np.flatnonzero(np.r_[True, f[1:] != f[:-1]])
+    ends = np.r_[starts[1:], len(f)]
+    for s, e in zip(starts.tolist(), ends.tolist()):
+        if e - s < 2 or ln[s] == ln[e - 1]:
+            continue
+        gk, gl = k[s:e], ln[s:e]
+        if not (gk != READ).any():
+            continue
+        for i in range(e - s):
+            for j in range(i + 1, e - s):
+                a, b = int(gl[i]), int(gl[j])
+                if a == b or (gk[i] == READ and gk[j] == READ) or (gk[i] == ATOMIC and gk[j] == ATOMIC):
+                    continue
+                if wepoch is not None and a // WARP_SIZE == b // WARP_SIZE:
+                    # lanes of one warp separated by syncwarp are ordered (wepoch: per access)
+                    if wepoch[s + i] != wepoch[s + j]:
+                        continue
+                report(int(f[s]), a, b, int(gk[i]), int(gk[j]))
+                return
+
+
+def check_blocks(st: Any, b: int, accesses: list, report: Callable) -> None:
+    """Races between this block's accesses to global storage `st` and earlier blocks'."""
+    if not accesses:
+        return
+    if st.xb is None:
+        st.xb = np.full((3, st.size), -1, np.int64)  # last reader, plain writer, atomic updater
+    xb = st.xb
+    for kind in (READ, WRITE, ATOMIC):
+        parts = [f for f, k in accesses if k == kind]
+        if not parts:
+            continue
+        f = np.unique(np.concatenate(parts))
+        others = [
+            x
+            for x in (
+                (WRITE, ATOMIC)
+                if kind == READ
+                else (READ, WRITE)
+                if kind == ATOMIC
+                else (READ, WRITE, ATOMIC)
+            )
+        ]
+        for o in others:
+            prev = xb[o, f]
+            hit = (prev != -1) & (prev != b)
+            if hit.any():
+                i = int(np.flatnonzero(hit)[0])
+                report(int(f[i]), int(prev[i]), kind, o)
+                return
+    for kind in (READ, WRITE, ATOMIC):
+        parts = [f for f, k in accesses if k == kind]
+        if parts:
+            xb[kind, np.concatenate(parts)] = b
+
+
+_ = WRITE

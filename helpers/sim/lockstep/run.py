@@ -1,0 +1,588 @@
+"""One launch in lockstep: blocks one after another in the launch's block order (as the greenlet
+engine runs them), the threads of a block as lanes of NumPy vectors.
+
+Everything the greenlet engine would diagnose is detected (or the launch is refused as
+unsupported); the dispatcher (dispatch.py) then re-runs it on the greenlet engine, whose report is
+the verdict. Called directly (`engine="lockstep"`), the diagnostics are raised here.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import types
+from typing import Any, Sequence
+
+import numpy as np
+
+from .. import binding, spin
+from .. import errors as E
+from ..kernel import _global_names, _is_dispatcher, py_func
+from ..messages import diagnostic, source_at, user_frame
+from ..options import Options
+from ..poison import poison
+from ..threads import Dim3
+from ..trace import ACCESS_DTYPE, ATOMIC, READ, WARP_SIZE, ArrayInfo, Site, Trace
+from . import races
+from .api import BUILTINS, MATH, Cast, LCuda, NumbaProxy, NumpyProxy, cast
+from .control import UNDEF, Control, Stop
+from .memory import LArray, Storage, words
+from .transform import compile_fn, site_info
+from .values import LaneError, Mixed, V, split, truth
+from .warps import Warps
+
+_COMMUTES = {"add", "sub", "and_", "or_", "xor", "max", "min"}
+_OPS = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "max": max,
+    "min": min,
+    "nanmax": lambda a, b: np.fmax(a, b),
+    "nanmin": lambda a, b: np.fmin(a, b),
+    "exch": lambda a, b: b,
+    "and_": lambda a, b: a & b,
+    "or_": lambda a, b: a | b,
+    "xor": lambda a, b: a ^ b,
+    "inc": lambda old, val: 0 if old >= val else old + 1,
+    "dec": lambda old, val: val if (old == 0 or old > val) else old - 1,
+    "cas": lambda cur, old, val: val if cur == old else cur,
+}
+
+
+class Run:
+    def __init__(self, kernel: Any, griddim: Any, blockdim: Any, args: Sequence[Any], opts: Options) -> None:
+        import numba
+        import numba.cuda as real_cuda
+
+        self.opts = opts = opts.resolved()
+        self.griddim, self.blockdim = Dim3(griddim), Dim3(blockdim)
+        binding.check_dims(self.griddim, self.blockdim, opts.shared_bytes)
+        self.fn0 = py_func(kernel)
+        code = self.fn0.__code__
+        self.params = code.co_varnames[: code.co_argcount]
+        binding.check_arity(self.fn0, self.params, args)
+        self.n = int(np.prod(self.blockdim))
+        limit = opts.timeout or float("inf")
+        deadline = time.monotonic() + limit
+        if opts.deadline is not None:
+            deadline = min(deadline, opts.deadline)
+        self.ctl = Control(self.n, deadline)
+        self.cuda = LCuda(self)
+        self.tracing, self.races = opts.trace, opts.races
+        # the greenlet engine adds one step per look for spin-waits (every spin.CHECK steps): stop a
+        # little early so that its limit is never the one that would have fired
+        self.steps, self.max_steps = 0, opts.max_steps - opts.max_steps // spin.CHECK - 2
+        self.arrays: list[ArrayInfo] = []
+        self.before: dict = {}
+        self.decl: dict = {}
+        self.consts: dict = {}
+        self.chunks: list = []
+        self.first: dict = {}  # site -> first use key, for numbering sites as the greenlet engine does
+        self._numba, self._cuda_mod = numba, real_cuda
+        from ..api import ALIASES
+
+        self._aliases = {id(getattr(real_cuda, n)): n for n in ALIASES if hasattr(real_cuda, n)}
+        self._memo: dict = {}
+        self.fn = self._prepare(self.fn0)
+        self.warps = Warps(self)
+        self.globals_st: list[Storage] = []
+        self.kargs = [
+            self._bind(name, a, opts.roles.get(name, "inout")) for name, a in zip(self.params, args)
+        ]
+        self.order = binding.block_order(opts.block_order, int(np.prod(self.griddim)), opts.seed)
+        self.static_shared_max = 0
+
+    # --- preparing the kernel
+    def _sub(self, v: Any, module: str) -> Any:
+        if v is self._cuda_mod:
+            return self.cuda
+        if v is self._numba:
+            return NumbaProxy(self._numba, self.cuda)
+        if v is np:
+            return NumpyProxy(np)
+        if v is __import__("math"):
+            return MATH
+        if _is_dispatcher(v):
+            return self._prepare(v.py_func)
+        if isinstance(v, types.FunctionType) and v.__module__ == module:
+            return self._prepare(v)
+        name = self._aliases.get(id(v))
+        if name is not None:
+            return getattr(self.cuda, name)
+        if type(v).__module__.startswith("numba.core.types"):
+            try:
+                return cast(v)
+            except Exception:  # noqa: BLE001 - not a number type
+                return v
+        if isinstance(v, type) and issubclass(v, np.generic):
+            return cast(v)
+        return v
+
+    def _prepare(self, fn: types.FunctionType) -> types.FunctionType:
+        if fn in self._memo:
+            return self._memo[fn]
+        c = compile_fn(fn)  # (the greenlet engine's launch checks ran on the kernel already)
+        g = dict(fn.__globals__)
+        g["_C"], g["_R"], g["_U"] = self.ctl, self, UNDEF
+        new = types.FunctionType(c.code, g, fn.__name__)
+        new._lockstep = True
+        self._memo[fn] = new
+        root = self.fn0.__module__
+        for name in _global_names(fn.__code__):
+            if name in g and name not in ("_C", "_R", "_U"):
+                g[name] = self._sub(g[name], root)
+        return new
+
+    def _bind(self, name: str, a: Any, role: str) -> Any:
+        if hasattr(a, "__sim_array__"):
+            a = a.__sim_array__()
+        if isinstance(a, np.ndarray):
+            if not a.flags.c_contiguous:
+                raise Stop(f"unsupported: argument `{name}` is not C-contiguous")
+            aid = self._add_array(name, "global", a.shape, a.dtype, role)
+            if self.tracing:
+                self.before[name] = a.copy()
+            st = Storage(
+                a,
+                aid,
+                name,
+                "global",
+                init=None if role != "out" else np.zeros(a.size, bool),
+                readonly=(role == "in"),
+            )
+            self.globals_st.append(st)
+            return LArray(self, st)
+        if isinstance(a, (list, tuple, dict, set)) or a is None or isinstance(a, str):
+            raise Stop(f"diagnostic: argument `{name}` is a {type(a).__name__} (LaunchError)")
+        return a
+
+    def _add_array(self, name, space, shape, dtype, role="") -> int:
+        info = ArrayInfo(len(self.arrays), name, space, tuple(shape), np.dtype(dtype), role)
+        self.arrays.append(info)
+        return info.id
+
+    # --- what the transformed kernel calls
+    def ld(self, obj: Any, site: int, idx: tuple) -> Any:
+        if type(obj) is LArray:
+            self.site = site
+            return obj.load(site, idx)
+        if not any(type(i) is V for i in idx):
+            return obj[idx if len(idx) > 1 else idx[0]]
+        if isinstance(obj, np.ndarray):  # a module-level NumPy array: not traced, as in the greenlet engine
+            m = self.ctl.m
+            cols = []
+            for k, i in enumerate(idx):
+                if type(i) is V:
+                    a, _, d = split(i)
+                    if d.kind not in "iub":
+                        raise Stop("unsupported: a float index")
+                    am = a[m]
+                    if am.size and (am.min() < -obj.shape[k] or am.max() >= obj.shape[k]):
+                        raise Stop("diagnostic: an index out of a global NumPy array (KernelException)")
+                    cols.append(np.where(m, a, 0))
+                else:
+                    cols.append(i)
+            return V(obj[tuple(cols)], False)
+        raise Stop(f"unsupported: indexing a {type(obj).__name__} with a per-thread index")
+
+    def st(self, value: Any, obj: Any, site: int, idx: tuple) -> None:
+        if type(obj) is not LArray:
+            raise Stop(f"unsupported: assigning into a {type(obj).__name__}")
+        self.site = site
+        obj.store(site, idx, value)
+
+    def call(self, f: Any, *args: Any, **kw: Any) -> Any:
+        if getattr(f, "_lockstep", False) or type(f) is Cast:
+            return f(*args, **kw)
+        shim = BUILTINS.get(f) if type(f) is type or isinstance(f, types.BuiltinFunctionType) else None
+        if shim is not None:
+            return shim(*args, **kw)
+        if f is print:
+            raise Stop("unsupported: print")
+        if not any(type(a) in (V, Mixed) for a in args) and not any(
+            type(a) in (V, Mixed) for a in kw.values()
+        ):
+            if any(type(a) is LArray for a in args):
+                raise Stop(f"unsupported: calling {getattr(f, '__name__', f)} with an array")
+            return f(*args, **kw)
+        raise Stop(f"unsupported: calling {getattr(f, '__name__', f)!s} with per-thread values")
+
+    def declare(self, space: str, lineno: int, site: int, *args: Any, **kw: Any) -> LArray:
+        ctl = self.ctl
+        if not ctl.live:
+            raise Stop(f"unsupported: an array declared where no thread runs (line {lineno})")
+        if space == "const":
+            ary = args[0] if args else kw["ary"]
+            got = self.consts.get(id(ary))
+            if got is None:
+                if type(ary) is LArray:
+                    raise Stop("diagnostic: cuda.const.array_like of a kernel argument (Unsupported)")
+                data = np.array(ary)
+                aid = self._decl((id(ary), "const"), site, "const", data.shape, data.dtype)
+                got = self.consts[id(ary)] = LArray(
+                    self, Storage(data, aid, self.arrays[aid].name, "const", readonly=True)
+                )
+            return got
+        shape = args[0] if args else kw.get("shape")
+        dtype = args[1] if len(args) > 1 else kw.get("dtype")
+        got = self.block_decl.get(site)
+        if got is not None:
+            return got
+        if isinstance(shape, (int, np.integer)):
+            shape = (int(shape),)
+        shape = tuple(int(s) for s in shape)
+        if isinstance(dtype, Cast):
+            dtype = dtype.dt
+        try:
+            dt = np.dtype(dtype)
+        except TypeError:
+            from numba.np.numpy_support import as_dtype
+
+            dt = as_dtype(dtype)
+        if space == "shared":
+            if shape in ((0,), ()):
+                raise Stop("unsupported: dynamic shared memory in lockstep")
+            self.static_shared += int(np.prod(shape)) * dt.itemsize
+            self.static_shared_max = max(self.static_shared_max, self.static_shared)
+            if self.static_shared > binding.STATIC_SHARED_LIMIT:
+                raise Stop("diagnostic: too much static shared memory (LaunchError)")
+            aid = self._decl(site, site, space, shape, dt)
+            data = poison(shape, dt)
+            arr = LArray(
+                self, Storage(data, aid, self.arrays[aid].name, "shared", init=np.zeros(data.size, bool))
+            )
+        else:
+            if int(np.prod(shape)) * dt.itemsize > binding.LOCAL_LIMIT:
+                raise Stop("diagnostic: local array over the limit (LaunchError)")
+            aid = self._decl(site, site, space, shape, dt)
+            data = poison((self.n,) + shape, dt)
+            arr = LArray(
+                self,
+                Storage(
+                    data, aid, self.arrays[aid].name, "local", init=np.zeros(data.size, bool), local=True
+                ),
+            )
+        self.block_decl[site] = arr
+        return arr
+
+    def _decl(self, key: Any, site: int, space: str, shape: tuple, dt: Any) -> int:
+        if key not in self.decl:
+            s = site_info(site)
+            m = re.search(r"(\w+)\s*=\s*[\w.]*" + space + r"\.array", s.text)
+            name = m.group(1) if m else f"{space}@{s.lineno}"
+            self.decl[key] = self._add_array(name, space, shape, dt)
+        return self.decl[key]
+
+    def atomic(self, op: str, site: int, used: bool, ary: Any, *args: Any) -> Any:
+        if type(ary) is not LArray:
+            raise Stop(f"diagnostic: cuda.atomic.{op} on a {type(ary).__name__} (Unsupported)")
+        fn = _OPS.get(op)
+        if fn is None:
+            raise Stop(f"unsupported: cuda.atomic.{op}")
+        if op == "compare_and_swap":
+            idx, rest = (0,), args
+        else:
+            idx, rest = args[0], args[1:]
+            idx = idx if type(idx) is tuple else (idx,)
+        commutes = not used and op in _COMMUTES and ary.st.data.dtype.kind in "iu"
+        self.site = site
+        return ary.atomic(site, idx, fn, rest, commutes)
+
+    def atomic_order(self, st: Storage, fl: np.ndarray, commutes: bool) -> None:
+        """Atomics apply lane by lane in lane order, the greenlet engine's order, as long as no element
+        gets two atomic instructions in one barrier interval (then the greenlet engine's thread-major
+        order differs), unless the operation commutes and its old value is unused."""
+        if commutes:
+            return
+        seen = self.atomic_seen.setdefault(id(st), set())
+        u = set(np.unique(fl).tolist())
+        if seen & u:
+            raise Stop(
+                "unsupported: order-dependent atomics on one element more than once in a barrier interval"
+            )
+        seen |= u
+
+    def access(self, st: Storage, kind: int, site: int, fl: Any) -> None:
+        ctl = self.ctl
+        lanes = ctl.act
+        k = ctl.nact
+        self.steps += k
+        if self.steps > self.max_steps:
+            raise Stop("runaway: the step limit (Runaway)")
+        if self.races and st.space in ("shared", "global"):
+            st.log.append((fl, lanes, kind, self.wepoch[lanes] if self.wepoch_used else None))
+            if st.space == "global":
+                self.touched[id(st)] = st
+        if self.tracing:
+            occ = self.occ
+            c = occ.get(site)
+            if ctl.isfull:
+                if c is None:
+                    o = 0
+                    occ[site] = 1
+                elif type(c) is int:
+                    o = c
+                    occ[site] = c + 1
+                else:
+                    o = c.copy()
+                    c += 1
+            else:
+                if type(c) is not np.ndarray:
+                    c = occ[site] = np.full(self.n, c or 0, np.int32)
+                o = c[lanes]
+                c[lanes] += 1
+            self.chunks.append((self.b, self.epoch, lanes, fl, 4 * st.aid + kind, site, o))
+            first = int(lanes[0])
+            key = (self.pos, self.epoch, int(self.wround[first]), first, len(self.chunks))
+            f = self.first.get(site)
+            if f is None or key < f:
+                self.first[site] = key
+
+    def warp_step(self) -> None:
+        ctl = self.ctl
+        self.steps += ctl.nact
+        if self.steps > self.max_steps:
+            raise Stop("runaway: the step limit (Runaway)")
+        self.wround[ctl.act] += 1
+
+    def barrier(self, op: str, pred: Any) -> Any:
+        ctl = self.ctl
+        if not ctl.live:
+            return None
+        if not ctl.isfull:
+            raise self.diag(
+                "BarrierDivergence",
+                f"cuda.{op}() was reached by {ctl.nact} of the block's {self.n} threads (the others "
+                "returned or took another branch): every thread of the block must reach it",
+                lane=int(np.flatnonzero(~ctl.m)[0]),
+            )
+        self.steps += self.n
+        if self.steps > self.max_steps:
+            raise Stop("runaway: the step limit (Runaway)")
+        self._end_interval()
+        self.epoch += 1
+        self.occ = {}
+        self.wround[:] = 0
+        if op == "syncthreads":
+            return None
+        t = truth(pred)
+        if type(t) is np.ndarray:
+            cnt = int(np.count_nonzero(t))
+        else:
+            cnt = self.n if t else 0
+        if op == "syncthreads_count":
+            return cnt
+        if op == "syncthreads_and":
+            return int(cnt == self.n)
+        return int(cnt > 0)
+
+    def _end_interval(self) -> None:
+        self.atomic_seen = {}
+        if not self.races:
+            return
+        for st in self.interval_storages():
+            if st.log:
+                if st.space == "global" and self.opts.cross_block_races:
+                    self.block_acc.setdefault(id(st), (st, []))[1].extend(
+                        (np.broadcast_to(f, (len(ln),)), k) for f, ln, k, _ in st.log
+                    )
+                races.check_interval(st, self.n, None, self._race_in_block(st))
+
+    def interval_storages(self):
+        yield from (a.st for a in self.block_decl.values() if a.st.space == "shared")
+        yield from self.touched.values()
+
+    def _race_in_block(self, st: Storage):
+        def report(flat, a, b, ka, kb):
+            raise self.diag(
+                "DataRace",
+                f"data race on {st.space} array `{st.name}`[{_unravel(flat, st.shape)}]: threads "
+                f"{self._tidx(a)} and {self._tidx(b)} of this block both touched it in one barrier "
+                "interval, at least one writing (no cuda.syncthreads() between them)",
+                array=st.name,
+                index=_unravel(flat, st.shape),
+                lane=b,
+            )
+
+        return report
+
+    # --- running
+    def _tidx(self, t: int) -> tuple:
+        bx, by, _ = self.blockdim
+        return (t % bx, (t // bx) % by, t // (bx * by))
+
+    def _bidx(self, b: int) -> tuple:
+        gx, gy, _ = self.griddim
+        return (b % gx, (b // gx) % gy, b // (gx * gy))
+
+    def diag(
+        self,
+        cls: str,
+        why: str | None,
+        arr: Any = None,
+        idx: Any = None,
+        *,
+        array=None,
+        index=None,
+        lane=None,
+    ):
+        """A diagnostic in the standard shape (raised by the caller)."""
+        klass = getattr(E, cls)
+        ctl = self.ctl
+        name = array
+        if arr is not None:
+            name = arr.st.name
+            shown = ", ".join(
+                _show(i, ctl) for i in (idx[0] if len(idx) == 1 and type(idx[0]) is tuple else idx)
+            )
+            index = shown
+            space = words(arr.st.space)
+            if why is None:
+                why = {
+                    "OutOfBounds": f"is out of bounds (shape {tuple(arr.shape)}), or negative: a real GPU "
+                    "would read or write outside the array. Is a guard missing?",
+                    "UninitializedRead": "was read before any thread wrote it. Is a barrier or an "
+                    "initialising write missing?",
+                    "ReadOnlyWrite": "is an input (or constant) the kernel must not write",
+                }.get(cls, "")
+            why = f"index [{shown}] into {space} `{name}` {why}"
+            if lane is None and ctl.live:
+                lane = int(self._bad_lane(arr, idx, cls))
+        if lane is None and ctl.live:
+            lane = int(ctl.act[0])
+        frame = user_frame()
+        line, src = source_at(frame)
+        err = diagnostic(
+            klass,
+            f"{why} (found by the lockstep engine; engine='greenlet' gives the reference report)",
+            block=self._bidx(self.b),
+            thread=None if lane is None else self._tidx(lane),
+            line=line,
+            source=src,
+            array=name,
+            index=index,
+        )
+        return err
+
+    def _bad_lane(self, arr: LArray, idx: tuple, cls: str) -> int:
+        ctl = self.ctl
+        if cls == "OutOfBounds":
+            bad = np.zeros(self.n, bool)
+            for k, i in enumerate(idx):
+                if type(i) is V and k < arr.ndim:
+                    bad |= (i.a < 0) | (i.a >= arr.shape[k])
+            bad &= ctl.m
+            if bad.any():
+                return int(np.flatnonzero(bad)[0])
+        return int(ctl.act[0])
+
+    def execute(self) -> "Run":
+        ctl = self.ctl
+        with np.errstate(all="ignore"):
+            for pos, b in enumerate(self.order):
+                self.pos, self.b = pos, b
+                self.cuda.blockIdx = Dim3(self._bidx(b))
+                self.block_decl: dict = {}
+                self.static_shared = 0
+                self.epoch = 0
+                self.occ: dict = {}
+                self.touched: dict = {}
+                self.block_acc: dict = {}
+                self.atomic_seen: dict = {}
+                self.wepoch = np.zeros(self.n, np.int64)  # syncwarps passed, per lane (race order)
+                self.wepoch_used = False
+                self.wround = np.zeros(self.n, np.int64)  # warp operations passed this interval
+                ctl.fns = []
+                ctl.set_mask(ctl.all)
+                try:
+                    self.fn(*self.kargs)
+                except (Stop, E.SimulatorError):
+                    raise
+                except LaneError as e:
+                    raise self.diag("KernelException", f"a thread raised: {e}") from None
+                except RecursionError:
+                    raise Stop("unsupported: recursion") from None
+                except Exception as e:  # noqa: BLE001 - a Python error in some thread: the reference reports it
+                    raise self.diag("KernelException", f"the kernel raised {type(e).__name__}: {e}") from None
+                self.steps += 0
+                self._end_interval()
+                if self.races and self.opts.cross_block_races:
+                    for st, acc in self.block_acc.values():
+                        races.check_blocks(st, b, acc, self._race_across(st))
+        return self
+
+    def _race_across(self, st: Storage):
+        def report(flat, other, kind, okind):
+            raise self.diag(
+                "DataRace",
+                f"data race on global array `{st.name}`[{_unravel(flat, st.shape)}]: block "
+                f"{self._bidx(self.b)} and block {self._bidx(other)} both touched it, at least one "
+                "writing; blocks run in any order",
+                array=st.name,
+                index=_unravel(flat, st.shape),
+            )
+
+        return report
+
+    def greenlet_steps(self) -> int:
+        """`steps` as the greenlet engine counts them: one more at each look for a spin-wait."""
+        s, mx, left = 0, min(self.opts.max_steps, spin.CHECK), self.steps
+        while left > mx - s:
+            left -= mx + 1 - s
+            s = mx + 2
+            mx = min(self.opts.max_steps, s + spin.CHECK)
+        return s + left
+
+    def trace(self) -> Trace | None:
+        if not self.tracing:
+            return None
+        chunks = self.chunks
+        order = sorted(self.first, key=self.first.get)
+        site_map = np.zeros(max(self.first, default=0) + 1, np.int32)
+        sites = []
+        for k, s in enumerate(order):
+            site_map[s] = k
+            info = site_info(s)
+            sites.append(Site(k, info.filename, info.lineno, info.text))
+        nc = len(chunks)
+        lens = np.fromiter((len(c[2]) for c in chunks), np.int64, nc)
+        n = int(lens.sum())
+        acc = np.zeros(n, ACCESS_DTYPE)
+        if n:
+
+            def rep(k: int) -> np.ndarray:
+                return np.repeat(np.fromiter((c[k] for c in chunks), np.int64, nc), lens)
+
+            acc["block"], acc["epoch"] = rep(0), rep(1)
+            acc["thread"] = np.concatenate([c[2] for c in chunks])
+            ak = rep(4)
+            acc["array"], acc["kind"] = ak >> 2, ak & 3
+            acc["site"] = site_map[rep(5)]
+            index = np.empty(n, np.int64)
+            occ = np.empty(n, np.int32)
+            ends = np.cumsum(lens).tolist()
+            s0 = 0
+            for c, e in zip(chunks, ends):
+                index[s0:e] = c[3]
+                occ[s0:e] = c[6]
+                s0 = e
+            acc["index"], acc["occ"] = index, occ
+        after = {st.name: st.data.reshape(st.shape).copy() for st in self.globals_st}
+        return Trace(
+            tuple(self.griddim), tuple(self.blockdim), list(self.arrays), sites, acc, dict(self.before), after
+        )
+
+
+def _unravel(flat: int, shape: tuple) -> tuple:
+    if not shape:
+        return (flat,)
+    return tuple(int(i) for i in np.unravel_index(flat, shape))
+
+
+def _show(i: Any, ctl: Control) -> str:
+    if type(i) is V:
+        return "per-thread"
+    return str(i)
+
+
+_ = (READ, ATOMIC, WARP_SIZE)
