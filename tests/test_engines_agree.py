@@ -129,6 +129,8 @@ def outcome(puzzle_name: str, kernel: Callable, seed: int, engine_name: str) -> 
             got = check(puzzles.get(puzzle_name), kernel, seed=seed, gpu=False)
         except PuzzleFailure as failure:
             got = failure
+        except Exception as crash:  # noqa: BLE001 - an engine's own bug: a verdict to compare, named
+            return Outcome(f"crashed: {type(crash).__name__}", str(crash), None, None, None, {}, [])
     return summarize(got)
 
 
@@ -319,8 +321,11 @@ def run_differences(ra: RunRecord | None, rb: RunRecord | None) -> list[str]:
         )
     if (ra.launch is None) != (rb.launch is None):
         out.append(f"launch record: {ra.launch is not None} vs {rb.launch is not None}")
-    elif ra.launch is not None and ra.launch.shared_bytes != rb.launch.shared_bytes:
-        out.append(f"shared bytes per block: {ra.launch.shared_bytes} vs {rb.launch.shared_bytes}")
+    elif ra.launch is not None:
+        for f in ("shared_bytes", "steps"):
+            x, y = getattr(ra.launch, f), getattr(rb.launch, f)
+            if x != y:
+                out.append(f"launch {f}: {x} vs {y}")
     out += trace_differences(ra.trace, rb.trace)
     return out
 
