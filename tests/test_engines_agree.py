@@ -708,3 +708,14 @@ def test_a_fake_auto_engine_is_caught(monkeypatch):
     monkeypatch.setattr(sim, "launch", scribbling)
     found = differences(greenlet, outcome(name, kernel, 0, "auto"))
     assert any(f.startswith("verdict:") for f in found), found  # map checks every output: WrongAnswer
+
+
+def test_a_fallback_is_seen(passed):
+    """The coverage check reads Launch.engine: greenlet's runs count as fallbacks, lockstep's do not."""
+    assert len(fallbacks(passed)) == len(passed.runs)
+    o = copy.deepcopy(passed)
+    for r in o.runs:
+        r.launch = dataclasses.replace(r.launch, engine="lockstep", fallback=None)
+    assert fallbacks(o) == []
+    o.runs[-1].launch = None
+    assert len(fallbacks(o)) == 1
