@@ -4,7 +4,8 @@
 
 Runs (a) a Kogge-Stone scan, 8 blocks x 256 threads, shared memory and barriers,
 (b) a 64x64 tiled matmul with 16x16 tiles, (c) a warp-shuffle reduction, on
-helpers.sim with tracing on and off, and on Numba's simulator
+helpers.sim's two engines (greenlet: one greenlet per thread, the reference; lockstep: a block's
+threads as NumPy lanes, the default through "auto") with tracing on and off, and on Numba's simulator
 (NUMBA_ENABLE_CUDASIM=1, in a subprocess because it must be set before numba is
 imported). Times are the best of N launches after a warm-up launch. Not a test:
 timings depend on the machine and its load.
@@ -118,7 +119,7 @@ def _best(fn, repeat):
     return wall, cpu
 
 
-def time_helpers_sim(repeat):
+def time_helpers_sim(repeat, engine="greenlet"):
     from helpers import sim
 
     res = {}
@@ -126,9 +127,10 @@ def time_helpers_sim(repeat):
         row = {}
         for tr in (True, False):
             row["traced" if tr else "untraced"] = _best(
-                lambda k=k, g=g, b=b, args=args, tr=tr: sim.launch(k, g, b, args, trace=tr), repeat
+                lambda k=k, g=g, b=b, args=args, tr=tr: sim.launch(k, g, b, args, trace=tr, engine=engine),
+                repeat,
             )
-            assert ok(args), f"{name}: helpers.sim gave a wrong answer"
+            assert ok(args), f"{name}: helpers.sim ({engine}) gave a wrong answer"
         res[name] = row
     return res
 
@@ -168,29 +170,34 @@ def main(argv):
     if p.returncode:
         sys.exit(f"Numba's simulator run failed:\n{p.stdout}{p.stderr}")
     nsim = json.loads(p.stdout.strip().splitlines()[-1])
-    ours = time_helpers_sim(repeat)
+    engines = {e: time_helpers_sim(repeat, e) for e in ("greenlet", "lockstep")}
     print(
         f"best of {repeat} launches after a warm-up; seconds as wall / CPU (CPU: all threads of the "
         "process, the fairer figure on a loaded machine)\n"
     )
     print(
-        f"{'kernel':15s} {'sim traced':>13s} {'sim untraced':>13s} {'Numba sim':>13s} "
+        f"{'kernel':15s} {'engine':9s} {'sim traced':>13s} {'sim untraced':>13s} {'Numba sim':>13s} "
         f"{'Numba/traced':>13s} {'Numba/untraced':>15s}"
     )
 
     def pair(x):
         return f"{x[0]:6.3f}/{x[1]:6.3f}"
 
-    for name, row in ours.items():
+    for name in engines["greenlet"]:
         ns = nsim[name]
-        if isinstance(ns, str):
-            print(f"{name:15s} {pair(row['traced'])} {pair(row['untraced'])}  Numba's simulator {ns}")
-            continue
-        ratio = [f"{ns[0] / row[k][0]:.1f}x/{ns[1] / row[k][1]:.1f}x" for k in ("traced", "untraced")]
-        print(
-            f"{name:15s} {pair(row['traced'])} {pair(row['untraced'])} {pair(ns)} {ratio[0]:>13s} "
-            f"{ratio[1]:>15s}"
-        )
+        for engine, ours in engines.items():
+            row = ours[name]
+            if isinstance(ns, str):
+                print(
+                    f"{name:15s} {engine:9s} {pair(row['traced'])} {pair(row['untraced'])}  Numba's "
+                    f"simulator {ns}"
+                )
+                continue
+            ratio = [f"{ns[0] / row[k][0]:.1f}x/{ns[1] / row[k][1]:.1f}x" for k in ("traced", "untraced")]
+            print(
+                f"{name:15s} {engine:9s} {pair(row['traced'])} {pair(row['untraced'])} {pair(ns)} "
+                f"{ratio[0]:>13s} {ratio[1]:>15s}"
+            )
 
 
 if __name__ == "__main__":

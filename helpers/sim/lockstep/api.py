@@ -128,13 +128,30 @@ class LCuda:
     def activemask(self):
         return self._run.warps.activemask()
 
+    def nanosleep(self, ns):
+        self._run.warp_step(count=False)
+
     def lanemask_lt(self):
         return V((np.int64(1) << self._run.warps.lane) - 1, True)
 
     threadfence_block = threadfence_system = threadfence
 
     def __getattr__(self, name):
+        if name in _INTRINSICS:
+            from ..api import SimCuda
+
+            f = _lanewise(getattr(SimCuda, name), f"cuda.{name}")
+            setattr(self, name, f)
+            return f
+        import numba.cuda as real
+
+        v = getattr(real, name, None)
+        if v is not None and type(v).__module__.startswith("numba.core.types"):
+            return cast(v)
         raise Stop(f"unsupported: cuda.{name} in lockstep")
+
+
+_INTRINSICS = ("fma", "popc", "brev", "clz", "ffs", "selp", "cbrt")
 
 
 # --- per-lane calls

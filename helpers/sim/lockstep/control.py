@@ -30,10 +30,10 @@ class _Fn:
 
 
 class _Loop:
-    __slots__ = ("entry", "brk", "cont", "trips")
+    __slots__ = ("entry", "brk", "cont", "trips", "wmark")
 
     def __init__(self, entry: np.ndarray) -> None:
-        self.entry, self.brk, self.cont, self.trips = entry, None, None, 0
+        self.entry, self.brk, self.cont, self.trips, self.wmark = entry, None, None, 0, -1
 
 
 _NOVAL = object()
@@ -46,6 +46,7 @@ class Control:
         self.all = np.ones(n, bool)
         self.deadline = deadline
         self.fns: list[_Fn] = []
+        self.writes = 0  # memory writes so far (a while loop that makes none for long is a spin-wait)
         self.set_mask(self.all)
 
     # --- the mask
@@ -144,6 +145,12 @@ class Control:
         lp.trips += 1
         if lp.trips & 1023 == 0:
             self._limits(lp)
+            if lp.wmark == self.writes:
+                raise Stop(
+                    "runaway: a while loop ran 1,024 trips in lockstep without writing memory (a spin-wait "
+                    "on something no thread changes?)"
+                )
+            lp.wmark = self.writes
         if not self.live:
             return False
         t = truth(c)
@@ -187,6 +194,16 @@ class Control:
     def cont(self, lp: _Loop) -> None:
         lp.cont = self.m if lp.cont is None else lp.cont | self.m
         self.set_mask(np.zeros(self.n, bool))
+
+    def each(self, lp: _Loop, seq: Any):
+        """The trips of `for x in (a, b, c)`: a tuple, the same in every lane."""
+        if type(seq) is not tuple:
+            raise Stop(f"unsupported: a for loop over a {type(seq).__name__}")
+        for v in seq:
+            if not self.live:
+                return
+            lp.trips += 1
+            yield v
 
     def range(self, lp: _Loop, *args: Any):
         """The trips of `for x in range(*args)`: Python ints when the bounds are uniform, else per-lane

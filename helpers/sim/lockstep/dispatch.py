@@ -33,16 +33,20 @@ def run(kernel: Any, grid: Any, block: Any, args: Sequence[Any], opts: Options) 
             data = a.__sim_array__() if hasattr(a, "__sim_array__") else a
             if isinstance(data, np.ndarray) and data.flags.writeable:
                 saved.append((data, data.copy()))
+    r = None
     try:
         r = LockstepRun(kernel, grid, block, tuple(args), opts)
         r.execute()
         return (r.trace(), r.static_shared_max + opts.shared_bytes, r.greenlet_steps(), "lockstep", None)
     except Stop as s:
         if engine == "lockstep":
-            raise _as_error(str(s)) from None
+            err = _as_error(str(s))
+            err.trace = r.trace() if r is not None else None
+            raise err from None
         reason = str(s)
     except E.SimulatorError as err:
         if engine == "lockstep":
+            err.trace = r.trace() if r is not None else None  # the accesses up to the failure
             raise
         last = str(err).strip().splitlines()[-1][:160]
         reason = (

@@ -38,6 +38,7 @@ class Storage:
         "log",
         "xb",
         "scratch",
+        "allinit",
     )
 
     def __init__(self, data, aid, name, space, *, init=None, readonly=False, local=False):
@@ -50,6 +51,7 @@ class Storage:
         self.log: list = []  # this barrier interval's accesses: (flat, lanes, kind, wepochs)
         self.xb: Any = None  # global arrays: per-element last block that read / wrote / updated
         self.scratch: Any = None  # the race check's per-element owner (kept -1 between checks)
+        self.allinit = False  # every element written (then reads need no initialisation check)
 
 
 class LArray:
@@ -101,20 +103,20 @@ class LArray:
             if type(i) is Mixed:
                 i = as_int(i)
             if type(i) is V:
-                a, w, d = split(i)
-                if d.kind not in "iub":
-                    raise Stop(f"unsupported: a {d} index into `{self.st.name}`")
-                if a.dtype != np.int64:
-                    a = a.astype(np.int64)
                 m = run.ctl.m
                 c = i.c
                 if c is not None and c[0] is m:
-                    hi = c[1]
+                    hi, a = c[1], c[2]
                 else:
+                    a, w, d = split(i)
+                    if d.kind not in "iub":
+                        raise Stop(f"unsupported: a {d} index into `{self.st.name}`")
+                    if a.dtype != np.int64:
+                        a = a.astype(np.int64)
                     # one reduction for both ends: negative indices are huge as unsigned
                     av = a.view(np.uint64) if run.ctl.isfull else a[m].view(np.uint64)
                     hi = int(av.max()) if av.size else 0
-                    i.c = (m, hi)
+                    i.c = (m, hi, a)
                 if hi >= n:
                     raise run.diag("OutOfBounds", None, self, idx)
                 off = off + a * s if s != 1 else off + a
@@ -122,7 +124,8 @@ class LArray:
                 raise Stop(f"unsupported: slicing `{self.st.name}`")
             else:
                 try:
-                    i = operator.index(i)
+                    if type(i) is not int:
+                        i = operator.index(i)
                 except TypeError:
                     raise Stop(f"unsupported: index {i!r} into `{self.st.name}`") from None
                 if i < 0 or i >= n:
@@ -161,8 +164,11 @@ class LArray:
             return st.data[flat]
         if ctl.isfull:
             fl = flat
-            if st.init is not None and not st.init[fl].all():
-                raise run.diag("UninitializedRead", None, self, idx)
+            if st.init is not None and not st.allinit:
+                if not st.init[fl].all():
+                    raise run.diag("UninitializedRead", None, self, idx)
+                if st.size <= 65536:  # small arrays (shared tiles): look once whether all are written
+                    st.allinit = bool(st.init.all())
             run.access(st, READ, site, fl)
             return V(st.data[fl], False)
         fl = flat[ctl.m]
@@ -250,6 +256,8 @@ def _values(value: Any, dt: np.dtype, ctl) -> Any:
     if type(value) is Mixed:
         out = np.empty(ctl.n, dt)
         for mk, v in value.parts:
+            if not (mk & ctl.m).any():
+                continue
             sub = mk[ctl.m] if not ctl.isfull else mk
             part = _values(v, dt, ctl)
             if isinstance(part, np.ndarray):

@@ -15,13 +15,13 @@ from ..trace import ATOMIC, READ, WARP_SIZE, WRITE
 
 def check_interval(st: Any, n: int, wepoch: np.ndarray | None, report: Callable) -> None:
     """Races among this interval's accesses to storage `st` (then clears its log)."""
-    log = st.log
-    st.log = []
+    log = list(st.log)
+    st.log.clear()  # in place: aliasing views of dynamic shared memory share one log
     if not any(e[2] != READ for e in log):
         return
-    flats = np.concatenate([np.broadcast_to(f, (len(ln),)) for f, ln, _, _ in log])
-    lanes = np.concatenate([ln for _, ln, _, _ in log])
-    kinds = np.concatenate([np.full(len(ln), k, np.int8) for _, ln, k, _ in log])
+    flats = np.concatenate([np.broadcast_to(e[0], (len(e[1]),)) for e in log])
+    lanes = np.concatenate([e[1] for e in log])
+    kinds = np.concatenate([np.full(len(e[1]), e[2], np.int8) for e in log])
     # one owner per written element: a second writer, or a reader other than the owner, conflicts
     w = kinds != READ
     owner = st.scratch
@@ -38,14 +38,15 @@ def check_interval(st: Any, n: int, wepoch: np.ndarray | None, report: Callable)
         return
     wep = None
     if any(e[3] is not None for e in log):
-        wep = np.concatenate([np.zeros(len(ln), np.int64) if we is None else we for _, ln, _, we in log])
-    _exact(flats, lanes, kinds, wep, report)
+        wep = np.concatenate([np.zeros(len(e[1]), np.int64) if e[3] is None else e[3] for e in log])
+    sites = np.concatenate([np.full(len(e[1]), e[4], np.int64) for e in log])
+    _exact(flats, lanes, kinds, wep, sites, report)
 
 
-def _exact(flats, lanes, kinds, wepoch, report) -> None:
+def _exact(flats, lanes, kinds, wepoch, sites, report) -> None:
     """The exact rule, element by element, where the quick pass saw two threads."""
     order = np.lexsort((lanes, flats))
-    f, ln, k = flats[order], lanes[order], kinds[order]
+    f, ln, k, sites = flats[order], lanes[order], kinds[order], sites[order]
     if wepoch is not None:
         wepoch = wepoch[order]
     starts = np.flatnonzero(np.r_[True, f[1:] != f[:-1]])
@@ -65,7 +66,7 @@ def _exact(flats, lanes, kinds, wepoch, report) -> None:
                     # lanes of one warp separated by syncwarp are ordered (wepoch: per access)
                     if wepoch[s + i] != wepoch[s + j]:
                         continue
-                report(int(f[s]), a, b, int(gk[i]), int(gk[j]))
+                report(int(f[s]), a, b, int(gk[i]), int(gk[j]), int(sites[s + j]))
                 return
 
 
@@ -77,9 +78,10 @@ def check_blocks(st: Any, b: int, accesses: list, report: Callable) -> None:
         st.xb = np.full((3, st.size), -1, np.int64)  # last reader, plain writer, atomic updater
     xb = st.xb
     for kind in (READ, WRITE, ATOMIC):
-        parts = [f for f, k in accesses if k == kind]
+        parts = [np.atleast_1d(a[0]) for a in accesses if a[2] == kind]
         if not parts:
             continue
+        site = next(a[4] for a in accesses if a[2] == kind)
         f = np.unique(np.concatenate(parts))
         others = [
             x
@@ -96,10 +98,10 @@ def check_blocks(st: Any, b: int, accesses: list, report: Callable) -> None:
             hit = (prev != -1) & (prev != b)
             if hit.any():
                 i = int(np.flatnonzero(hit)[0])
-                report(int(f[i]), int(prev[i]), kind, o)
+                report(int(f[i]), int(prev[i]), kind, o, site)
                 return
     for kind in (READ, WRITE, ATOMIC):
-        parts = [f for f, k in accesses if k == kind]
+        parts = [np.atleast_1d(a[0]) for a in accesses if a[2] == kind]
         if parts:
             xb[kind, np.concatenate(parts)] = b
 

@@ -241,7 +241,9 @@ class Run:
             dt = as_dtype(dtype)
         if space == "shared":
             if shape in ((0,), ()):
-                raise Stop("unsupported: dynamic shared memory in lockstep")
+                arr = self._dynamic(site, dt)
+                self.block_decl[site] = arr
+                return arr
             self.static_shared += int(np.prod(shape)) * dt.itemsize
             self.static_shared_max = max(self.static_shared_max, self.static_shared)
             if self.static_shared > binding.STATIC_SHARED_LIMIT:
@@ -264,6 +266,26 @@ class Run:
             )
         self.block_decl[site] = arr
         return arr
+
+    def _dynamic(self, site: int, dt: np.dtype) -> LArray:
+        """`cuda.shared.array(0, dt)`: a view of the block's one dynamic buffer from byte 0, as on a
+        GPU; views of one element size share their initialisation and race state (spaces.py)."""
+        nbytes = self.opts.shared_bytes
+        if not nbytes:
+            raise Stop("diagnostic: dynamic shared memory without a size (LaunchError)")
+        n = nbytes // dt.itemsize
+        if self.dynamic is None:  # poisoned as the first declaration's dtype
+            self.dynamic = np.zeros(nbytes, np.uint8)
+            self.dynamic[: n * dt.itemsize].view(dt)[...] = poison((n,), dt)
+        data = self.dynamic[: n * dt.itemsize].view(dt)
+        aid = self._decl(site, site, "shared", (n,), dt)
+        st = Storage(data, aid, self.arrays[aid].name, "shared", init=np.zeros(n, bool))
+        state = self.dynamic_state.get(dt.itemsize)
+        if state is None:
+            self.dynamic_state[dt.itemsize] = (st.init, st.log)
+        else:
+            st.init, st.log = state
+        return LArray(self, st)
 
     def _decl(self, key: Any, site: int, space: str, shape: tuple, dt: Any) -> int:
         if key not in self.decl:
@@ -309,8 +331,10 @@ class Run:
         self.steps += k
         if self.steps > self.max_steps:
             raise Stop("runaway: the step limit (Runaway)")
+        if kind:
+            ctl.writes += 1
         if self.races and st.space in ("shared", "global"):
-            st.log.append((fl, lanes, kind, self.wepoch[lanes] if self.wepoch_used else None))
+            st.log.append((fl, lanes, kind, self.wepoch[lanes] if self.wepoch_used else None, site))
             if st.space == "global":
                 self.touched[id(st)] = st
         if self.tracing:
@@ -332,18 +356,20 @@ class Run:
                 o = c[lanes]
                 c[lanes] += 1
             self.chunks.append((self.b, self.epoch, lanes, fl, 4 * st.aid + kind, site, o))
-            first = int(lanes[0])
-            key = (self.pos, self.epoch, int(self.wround[first]), first, len(self.chunks))
             f = self.first.get(site)
-            if f is None or key < f:
-                self.first[site] = key
+            if f is None or f[0] == self.pos:  # a site first used in an earlier block keeps its key
+                first = int(lanes[0])
+                key = (self.pos, self.epoch, int(self.wround[first]), first, len(self.chunks))
+                if f is None or key < f:
+                    self.first[site] = key
 
-    def warp_step(self) -> None:
+    def warp_step(self, count: bool = True) -> None:
         ctl = self.ctl
         self.steps += ctl.nact
         if self.steps > self.max_steps:
             raise Stop("runaway: the step limit (Runaway)")
-        self.wround[ctl.act] += 1
+        if count:
+            self.wround[ctl.act] += 1
 
     def barrier(self, op: str, pred: Any) -> Any:
         ctl = self.ctl
@@ -380,28 +406,33 @@ class Run:
         self.atomic_seen = {}
         if not self.races:
             return
-        for st in self.interval_storages():
+        cross = self.opts.cross_block_races
+        for arr in self.block_decl.values():
+            st = arr.st
+            if st.log and st.space == "shared":
+                races.check_interval(st, self.n, None, self._race_in_block(st))
+        for st in self.touched.values():
             if st.log:
-                if st.space == "global" and self.opts.cross_block_races:
-                    self.block_acc.setdefault(id(st), (st, []))[1].extend(
-                        (np.broadcast_to(f, (len(ln),)), k) for f, ln, k, _ in st.log
-                    )
+                if cross:
+                    self.block_acc.setdefault(id(st), (st, []))[1].extend(st.log)
                 races.check_interval(st, self.n, None, self._race_in_block(st))
 
-    def interval_storages(self):
-        yield from (a.st for a in self.block_decl.values() if a.st.space == "shared")
-        yield from self.touched.values()
-
     def _race_in_block(self, st: Storage):
-        def report(flat, a, b, ka, kb):
+        def report(flat, a, b, ka, kb, site):
+            where = _unravel(flat, st.shape)
+            shown = ", ".join(map(str, where))
+            verbs = {READ: "read", 1: "wrote", ATOMIC: "atomically updated"}
             raise self.diag(
                 "DataRace",
-                f"data race on {st.space} array `{st.name}`[{_unravel(flat, st.shape)}]: threads "
-                f"{self._tidx(a)} and {self._tidx(b)} of this block both touched it in one barrier "
-                "interval, at least one writing (no cuda.syncthreads() between them)",
+                f"data race on {st.space} array `{st.name}`[{shown}]: this thread {verbs[kb]} it while "
+                f"thread {self._tidx(a)} of block {self._bidx(self.b)} {verbs[ka]} it in the same barrier "
+                "interval (no cuda.syncthreads() between them). The result depends on which thread runs "
+                "first. Put a cuda.syncthreads() between the two accesses, or give each thread its own "
+                "element.",
                 array=st.name,
-                index=_unravel(flat, st.shape),
+                index=where[0] if len(where) == 1 else where,
                 lane=b,
+                site=site,
             )
 
         return report
@@ -422,50 +453,72 @@ class Run:
         arr: Any = None,
         idx: Any = None,
         *,
-        array=None,
-        index=None,
-        lane=None,
-    ):
-        """A diagnostic in the standard shape (raised by the caller)."""
+        array: str | None = None,
+        index: Any = None,
+        lane: int | None = None,
+        site: int | None = None,
+    ) -> E.SimulatorError:
+        """A diagnostic in the standard shape (raised by the caller): block, thread, line, array, index."""
         klass = getattr(E, cls)
         ctl = self.ctl
         name = array
         if arr is not None:
             name = arr.st.name
-            shown = ", ".join(
-                _show(i, ctl) for i in (idx[0] if len(idx) == 1 and type(idx[0]) is tuple else idx)
-            )
-            index = shown
+            comps = idx[0] if len(idx) == 1 and type(idx[0]) is tuple else idx
+            if lane is None and ctl.live:
+                lane = int(self._bad_lane(arr, comps, cls))
+            index = tuple(_at_lane(i, lane) for i in comps)
+            shown = ", ".join(map(str, index))
+            if len(index) == 1 and cls != "OutOfBounds":
+                index = index[0]  # as the kernel wrote it, as the greenlet engine reports it
             space = words(arr.st.space)
             if why is None:
                 why = {
-                    "OutOfBounds": f"is out of bounds (shape {tuple(arr.shape)}), or negative: a real GPU "
-                    "would read or write outside the array. Is a guard missing?",
-                    "UninitializedRead": "was read before any thread wrote it. Is a barrier or an "
-                    "initialising write missing?",
-                    "ReadOnlyWrite": "is an input (or constant) the kernel must not write",
+                    "OutOfBounds": "is out of bounds: "
+                    + (
+                        "a negative index: Python and Numba silently wrap it to the end of the array, real "
+                        "CUDA reads or writes memory before the array (garbage or a crash)"
+                        if any(
+                            type(v) is int and v < 0 for v in (index if type(index) is tuple else (index,))
+                        )
+                        else f"past the end (shape {tuple(arr.shape)}): a real GPU does no bounds check and "
+                        "would silently read garbage or overwrite another array. Is a guard missing?"
+                    ),
+                    "UninitializedRead": "was read but no thread had written it yet; a real GPU returns "
+                    "whatever was in that memory. Is a barrier or an initialising write missing?",
+                    "ReadOnlyWrite": "was written, but it is an input (or a constant): the kernel must not "
+                    "change it (the checker compares against the original values)",
                 }.get(cls, "")
             why = f"index [{shown}] into {space} `{name}` {why}"
-            if lane is None and ctl.live:
-                lane = int(self._bad_lane(arr, idx, cls))
+            site = self.site if site is None else site
         if lane is None and ctl.live:
             lane = int(ctl.act[0])
-        frame = user_frame()
-        line, src = source_at(frame)
-        err = diagnostic(
+        if site is not None:
+            info = site_info(site)
+            line, src = info.lineno, info.text
+        else:
+            line, src = source_at(user_frame())
+        return diagnostic(
             klass,
             f"{why} (found by the lockstep engine; engine='greenlet' gives the reference report)",
             block=self._bidx(self.b),
-            thread=None if lane is None else self._tidx(lane),
+            thread=None if lane is None or lane < 0 else self._tidx(lane),
             line=line,
             source=src,
             array=name,
             index=index,
         )
-        return err
 
     def _bad_lane(self, arr: LArray, idx: tuple, cls: str) -> int:
         ctl = self.ctl
+        st = arr.st
+        if cls == "UninitializedRead" and st.init is not None:
+            flat = arr._flat(tuple(idx), "read")
+            flat = np.broadcast_to(np.asarray(flat, np.int64), (self.n,))
+            phys = np.arange(self.n) * st.size + flat if st.local else flat
+            bad = ctl.m & ~st.init[np.where(ctl.m, phys, 0)]
+            if bad.any():
+                return int(np.flatnonzero(bad)[0])
         if cls == "OutOfBounds":
             bad = np.zeros(self.n, bool)
             for k, i in enumerate(idx):
@@ -483,6 +536,8 @@ class Run:
                 self.pos, self.b = pos, b
                 self.cuda.blockIdx = Dim3(self._bidx(b))
                 self.block_decl: dict = {}
+                self.dynamic = None  # this block's dynamic shared bytes
+                self.dynamic_state: dict = {}  # element size -> (init, race log) its views share
                 self.static_shared = 0
                 self.epoch = 0
                 self.occ: dict = {}
@@ -512,14 +567,18 @@ class Run:
         return self
 
     def _race_across(self, st: Storage):
-        def report(flat, other, kind, okind):
+        def report(flat, other, kind, okind, site):
+            where = _unravel(flat, st.shape)
+            shown = ", ".join(map(str, where))
             raise self.diag(
                 "DataRace",
-                f"data race on global array `{st.name}`[{_unravel(flat, st.shape)}]: block "
-                f"{self._bidx(self.b)} and block {self._bidx(other)} both touched it, at least one "
-                "writing; blocks run in any order",
+                f"data race on global array `{st.name}`[{shown}]: block {self._bidx(self.b)} and block "
+                f"{self._bidx(other)} both touched it, at least one writing: in another block, and blocks "
+                "run in any order. Give each element one owner block, or use cuda.atomic for accumulations.",
                 array=st.name,
-                index=_unravel(flat, st.shape),
+                index=where[0] if len(where) == 1 else where,
+                site=site,
+                lane=-1,
             )
 
         return report
@@ -558,14 +617,20 @@ class Run:
             ak = rep(4)
             acc["array"], acc["kind"] = ak >> 2, ak & 3
             acc["site"] = site_map[rep(5)]
-            index = np.empty(n, np.int64)
-            occ = np.empty(n, np.int32)
-            ends = np.cumsum(lens).tolist()
-            s0 = 0
-            for c, e in zip(chunks, ends):
-                index[s0:e] = c[3]
-                occ[s0:e] = c[6]
-                s0 = e
+            # index and occ: arrays for most chunks, one number for the rest
+            scal = [type(c[3]) is not np.ndarray for c in chunks]
+            index = np.concatenate(
+                [
+                    np.full(ln, c[3], np.int64) if sc else c[3]
+                    for c, ln, sc in zip(chunks, lens.tolist(), scal)
+                ]
+            )
+            oscal = [type(c[6]) is not np.ndarray for c in chunks]
+            occ = np.repeat(np.array([c[6] if sc else 0 for c, sc in zip(chunks, oscal)], np.int32), lens)
+            if not all(oscal):
+                ends = np.cumsum(lens).tolist()
+                for k in np.flatnonzero(~np.array(oscal)).tolist():
+                    occ[ends[k] - lens[k] : ends[k]] = chunks[k][6]
             acc["index"], acc["occ"] = index, occ
         after = {st.name: st.data.reshape(st.shape).copy() for st in self.globals_st}
         return Trace(
@@ -579,10 +644,13 @@ def _unravel(flat: int, shape: tuple) -> tuple:
     return tuple(int(i) for i in np.unravel_index(flat, shape))
 
 
-def _show(i: Any, ctl: Control) -> str:
+def _at_lane(i: Any, lane: int | None) -> Any:
     if type(i) is V:
-        return "per-thread"
-    return str(i)
+        return int(i.a[lane]) if lane is not None else "per-thread"
+    try:
+        return int(i)
+    except (TypeError, ValueError):
+        return i
 
 
 _ = (READ, ATOMIC, WARP_SIZE)

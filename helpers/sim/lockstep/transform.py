@@ -181,12 +181,14 @@ def _check(fdef: ast.FunctionDef, name: str) -> None:
             raise Stop(f"unsupported: a loop with `else` at line {node.lineno} of {name}")
         if isinstance(node, ast.For):
             it = node.iter
-            if not (
-                isinstance(node.target, ast.Name)
-                and isinstance(it, ast.Call)
+            is_range = (
+                isinstance(it, ast.Call)
                 and isinstance(it.func, ast.Name)
                 and it.func.id == "range"
                 and not it.keywords
+            )
+            if not isinstance(node.target, ast.Name) or not (
+                is_range or isinstance(it, (ast.Tuple, ast.Name))
             ):
                 raise Stop(
                     f"unsupported: a `for` loop other than `for x in range(...)` at line {node.lineno} "
@@ -196,7 +198,9 @@ def _check(fdef: ast.FunctionDef, name: str) -> None:
             if len(node.targets) != 1:
                 raise Stop(f"unsupported: chained assignment at line {node.lineno} of {name}")
             tg = node.targets[0]
-            if isinstance(tg, ast.Tuple) and not all(isinstance(e, ast.Name) for e in tg.elts):
+            if isinstance(tg, ast.Tuple) and not all(
+                isinstance(e, (ast.Name, ast.Subscript)) for e in tg.elts
+            ):
                 raise Stop(f"unsupported: unpacking into elements at line {node.lineno} of {name}")
             if isinstance(tg, ast.Attribute):
                 raise Stop(f"unsupported: assignment to an attribute at line {node.lineno} of {name}")
@@ -284,7 +288,9 @@ class _Rewriter:
         for s in stmts:
             r = self.stmt(s)
             for x in r:
-                ast.copy_location(x, s)
+                for node in ast.walk(x):  # new nodes take the statement's line (tracebacks, frames)
+                    if "lineno" in node._attributes and getattr(node, "lineno", None) is None:
+                        ast.copy_location(node, s)
             out += r
         return out or [ast.Pass()]
 
@@ -305,7 +311,14 @@ class _Rewriter:
                     )
                 ]
                 for el, t in zip(tg.elts, tmps):
-                    out.append(self.assign(el.id, _name(t), el.id))
+                    if isinstance(el, ast.Name):
+                        out.append(self.assign(el.id, _name(t), el.id))
+                    else:
+                        out.append(
+                            ast.Expr(
+                                _call("_R", "st", [_name(t), E(el.value), self.site(el), self.index(el)])
+                            )
+                        )
                 return out
             if isinstance(tg, ast.Subscript):
                 # Python evaluates the value first, then the array, then the index
@@ -342,7 +355,28 @@ class _Rewriter:
             self.loops.pop()
             return [
                 ast.Assign(targets=[_name(lp, ast.Store())], value=_call("_C", "loop", [])),
-                ast.While(_call("_C", "cond", [_name(lp), E(s.test)]), body, []),
+                # CPython compiles a while test twice (before the loop, and at the bottom of the body):
+                # the first trip and the later ones read through different access sites
+                ast.While(
+                    _call(
+                        "_C",
+                        "cond",
+                        [
+                            _name(lp),
+                            ast.IfExp(
+                                ast.Compare(
+                                    ast.Attribute(_name(lp), "trips", ast.Load()),
+                                    [ast.Eq()],
+                                    [ast.Constant(0)],
+                                ),
+                                E(s.test),
+                                E(s.test),
+                            ),
+                        ],
+                    ),
+                    body,
+                    [],
+                ),
                 ast.Expr(_call("_C", "endloop", [_name(lp)])),
             ]
         if isinstance(s, ast.For):
@@ -351,7 +385,10 @@ class _Rewriter:
             self.assigned.add(s.target.id)
             body = self.block(s.body) + [ast.Expr(_call("_C", "next", [_name(lp)]))]
             self.loops.pop()
-            it = _call("_C", "range", [_name(lp)] + [E(x) for x in s.iter.args])
+            if isinstance(s.iter, ast.Call):
+                it = _call("_C", "range", [_name(lp)] + [E(x) for x in s.iter.args])
+            else:  # a tuple of numbers: the same trips in every lane
+                it = _call("_C", "each", [_name(lp), E(s.iter)])
             # the loop variable is assigned under the mask, as lanes that did not run the loop keep theirs
             v = self.tmp("_t")
             body = [self.assign(s.target.id, _name(v), s.target.id)] + body

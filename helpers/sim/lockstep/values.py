@@ -105,6 +105,26 @@ _UFUNC = {
     "eq": np.equal,
     "ne": np.not_equal,
 }
+_PYOP = {
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "truediv": operator.truediv,
+    "floordiv": operator.floordiv,
+    "mod": operator.mod,
+    "pow": operator.pow,
+    "and": operator.and_,
+    "or": operator.or_,
+    "xor": operator.xor,
+    "lshift": operator.lshift,
+    "rshift": operator.rshift,
+    "lt": operator.lt,
+    "le": operator.le,
+    "gt": operator.gt,
+    "ge": operator.ge,
+    "eq": operator.eq,
+    "ne": operator.ne,
+}
 _CMP = frozenset(("lt", "le", "gt", "ge", "eq", "ne"))
 _BITS = frozenset(("and", "or", "xor", "lshift", "rshift"))
 
@@ -146,6 +166,11 @@ def _act(a: Any) -> Any:
 def binop(op: str, x: Any, y: Any) -> Any:
     if type(x) is Mixed or type(y) is Mixed:
         return mixed_op(lambda a, b: binop(op, a, b), x, y)
+    tx, ty = type(x), type(y)
+    if tx is V and ty is V and not (x.w or y.w) and x.u is None and y.u is None:
+        return V(_UFUNC[op](x.a, y.a), False)  # two NumPy dtypes: NumPy's promotion is the scalars'
+    if tx is not V and ty is not V:  # two uniform values (a part of a Mixed): Python itself
+        return _PYOP[op](x, y)
     xa, xw, xd = split(x)
     ya, yw, yd = split(y)
     f = _UFUNC[op]
@@ -228,6 +253,8 @@ def _as(a: Any, dt: np.dtype) -> Any:
 def unop(op: str, x: Any) -> Any:
     if type(x) is Mixed:
         return mixed_op(lambda a, _: unop(op, a), x, 0)
+    if type(x) is not V:
+        return {"neg": operator.neg, "abs": abs, "invert": operator.invert}[op](x)
     a, w, d = split(x)
     if op == "neg":
         if w and d.kind == "b":
@@ -252,9 +279,17 @@ def truth(x: Any) -> Any:
         a, _, d = split(x)
         return a if d.kind == "b" else a != 0
     if type(x) is Mixed:
+        act = ACTIVE[0]
         out = np.zeros(len(x.parts[0][0]), bool)
         for mk, v in x.parts:
-            t = truth(v)
+            here = mk & act
+            if not here.any():
+                continue
+            ACTIVE[0] = here
+            try:
+                t = truth(v)
+            finally:
+                ACTIVE[0] = act
             out |= mk & t
         return out
     try:
