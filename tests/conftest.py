@@ -30,6 +30,11 @@ ENGINE_MODULES = ("test_sim", "test_sim_features", "test_sim_parity")
 SIM_ENGINES = ("greenlet", "auto")
 # test function -> why it runs on greenlet only (it inspects that engine's internals)
 GREENLET_ONLY: dict[str, str] = {}
+# test function -> how "auto" gets it wrong, as of the lockstep branch merged here (strict xfail: a fix
+# shows up as XPASS, and then the entry goes)
+AUTO_KNOWN_WRONG: dict[str, str] = {
+    "test_launch_errors": "a shared array shaped by a kernel argument runs on lockstep: no LaunchError",
+}
 
 
 def pytest_generate_tests(metafunc):
@@ -41,15 +46,15 @@ def pytest_generate_tests(metafunc):
 
     if not hasattr(sim.config, "engine"):  # a simulator with one engine
         return
-    why = GREENLET_ONLY.get(metafunc.function.__name__)
+    fn = metafunc.function.__name__
+    marks = {}
+    if fn in GREENLET_ONLY:
+        marks["auto"] = pytest.mark.skip(reason=f"greenlet only: {GREENLET_ONLY[fn]}")
+    elif fn in AUTO_KNOWN_WRONG:
+        marks["auto"] = pytest.mark.xfail(strict=True, reason=AUTO_KNOWN_WRONG[fn])
     metafunc.parametrize(
         "sim_engine_under_test",
-        [
-            pytest.param(
-                e, marks=pytest.mark.skip(reason=f"greenlet only: {why}") if why and e != "greenlet" else ()
-            )
-            for e in SIM_ENGINES
-        ],
+        [pytest.param(e, marks=marks.get(e, ())) for e in SIM_ENGINES],
         indirect=True,
         scope="function",
     )
