@@ -212,7 +212,20 @@ def take_a_ticket(tickets, counter, n):
         tickets[i] = cuda.atomic.add(counter, 0, 1)
 
 
+@cuda.jit
+def float_sums(out, a, n):
+    i = cuda.grid(1)
+    for k in range(3):  # several atomic instructions per element and interval: thread-major order
+        if i < n:
+            cuda.atomic.add(out, k % 2, a[i] * (k + 1))
+    cuda.syncthreads()
+    if i == 0:
+        out[2] = out[0] + out[1]
+
+
 def test_atomics_in_the_greenlet_engines_order():
+    a = rng.standard_normal(150).astype(np.float32)
+    same(float_sums, 3, TPB, [np.zeros(3, np.float32), a, 150], cross_block_races=False)
     data = rng.integers(0, 8, 500).astype(np.int64)
     same(histogram, 2, TPB, [np.zeros(8, np.int32), data, 500])
     for order in ("forward", "reverse", "shuffle"):

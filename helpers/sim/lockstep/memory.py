@@ -13,6 +13,7 @@ from ..trace import ATOMIC, READ, WRITE
 from .control import Stop
 from .values import Mixed, V, as_int, lanes_of, split
 
+COMMUTES, USED, DEFERRED = 1, 2, 3  # how an atomic instruction may be ordered (run.atomic_order)
 _WORDS = {
     "global": "global array",
     "shared": "shared array",
@@ -208,7 +209,7 @@ class LArray:
             vals = vals[-1]  # one element, several lanes (races off): the last thread's write stays
         st.data[phys] = vals
 
-    def atomic(self, site: int, idx: tuple, fn, args: tuple, commutes: bool) -> Any:
+    def atomic(self, site: int, idx: tuple, fn, args: tuple, cat: int) -> Any:
         run = self.run
         ctl = run.ctl
         if not ctl.live:
@@ -227,10 +228,18 @@ class LArray:
         )
         if st.init is not None and not st.init[fl].all():
             raise run.diag("UninitializedRead", None, self, idx)
-        run.atomic_order(st, fl, commutes)
+        run.atomic_order(st, fl, cat)
         run.access(st, ATOMIC, site, fl)
         data = st.data
         per = [_lane_list(a, ctl) for a in args]
+        if cat == DEFERRED:  # applied at the barrier, in the greenlet engine's thread-major order
+            seq = run.next_seq()
+            rounds = run.wround[lanes].tolist()
+            run.pending.extend(
+                ((r, ln, seq), st, f, fn, [p[k] for p in per])
+                for k, (r, ln, f) in enumerate(zip(rounds, lanes.tolist(), fl.tolist()))
+            )
+            return None
         olds = []
         for k, f in enumerate(fl.tolist()):
             old = data[f]

@@ -26,7 +26,7 @@ from ..trace import ACCESS_DTYPE, ATOMIC, READ, WARP_SIZE, ArrayInfo, Site, Trac
 from . import races
 from .api import BUILTINS, MATH, Cast, LCuda, NumbaProxy, NumpyProxy, cast
 from .control import UNDEF, Control, Stop
-from .memory import LArray, Storage, words
+from .memory import COMMUTES, DEFERRED, USED, LArray, Storage, words
 from .transform import compile_fn, site_info
 from .values import LaneError, Mixed, V, split, truth
 from .warps import Warps
@@ -306,23 +306,42 @@ class Run:
         else:
             idx, rest = args[0], args[1:]
             idx = idx if type(idx) is tuple else (idx,)
-        commutes = not used and op in _COMMUTES and ary.st.data.dtype.kind in "iu"
+        if not used and op in _COMMUTES and ary.st.data.dtype.kind in "iu":
+            cat = COMMUTES  # integer add/sub/and/or/xor/max/min, old value unused: any order
+        elif used:
+            cat = USED
+        else:
+            cat = DEFERRED
         self.site = site
-        return ary.atomic(site, idx, fn, rest, commutes)
+        return ary.atomic(site, idx, fn, rest, cat)
 
-    def atomic_order(self, st: Storage, fl: np.ndarray, commutes: bool) -> None:
-        """Atomics apply lane by lane in lane order, the greenlet engine's order, as long as no element
-        gets two atomic instructions in one barrier interval (then the greenlet engine's thread-major
-        order differs), unless the operation commutes and its old value is unused."""
-        if commutes:
-            return
-        seen = self.atomic_seen.setdefault(id(st), set())
-        u = set(np.unique(fl).tolist())
-        if seen & u:
-            raise Stop(
-                "unsupported: order-dependent atomics on one element more than once in a barrier interval"
-            )
-        seen |= u
+    def atomic_order(self, st: Storage, fl: np.ndarray, cat: int) -> None:
+        """The greenlet engine applies a barrier interval's atomics thread by thread. Lockstep gives
+        the same result when every element gets only commuting integer updates whose old value is
+        unused (applied at once, any order), or one instruction whose old values are used (lane
+        order is thread order), or only updates whose old value is unused (deferred to the barrier
+        and applied in thread-major order). Anything else is handed over."""
+        seen = self.atomic_seen.setdefault(id(st), {})
+        for f in np.unique(fl).tolist():
+            prev = seen.get(f)
+            if prev is not None and (prev != cat or cat == USED):
+                raise Stop(
+                    "unsupported: order-dependent atomics on one element more than once in a barrier interval"
+                )
+            seen[f] = cat
+            if cat == DEFERRED:
+                self.deferred.setdefault(id(st), set()).add(f)
+
+    def next_seq(self) -> int:
+        self.seq += 1
+        return self.seq
+
+    def _apply_deferred(self) -> None:
+        self.pending.sort(key=lambda e: e[0])
+        for _, st, f, fn, vals in self.pending:
+            st.data[f] = fn(st.data[f], *vals)
+        self.pending = []
+        self.deferred = {}
 
     def access(self, st: Storage, kind: int, site: int, fl: Any) -> None:
         ctl = self.ctl
@@ -333,6 +352,10 @@ class Run:
             raise Stop("runaway: the step limit (Runaway)")
         if kind:
             ctl.writes += 1
+        if self.deferred and kind != ATOMIC:
+            d = self.deferred.get(id(st))
+            if d is not None and not d.isdisjoint(np.atleast_1d(fl).tolist()):
+                raise Stop("unsupported: a plain access to an element with atomics pending in this interval")
         if self.races and st.space in ("shared", "global"):
             st.log.append((fl, lanes, kind, self.wepoch[lanes] if self.wepoch_used else None, site))
             if st.space == "global":
@@ -404,6 +427,8 @@ class Run:
 
     def _end_interval(self) -> None:
         self.atomic_seen = {}
+        if self.pending:
+            self._apply_deferred()
         if not self.races:
             return
         cross = self.opts.cross_block_races
@@ -544,6 +569,9 @@ class Run:
                 self.touched: dict = {}
                 self.block_acc: dict = {}
                 self.atomic_seen: dict = {}
+                self.pending: list = []  # deferred atomics of this interval: (order key, storage, ...)
+                self.deferred: dict = {}  # storage id -> elements with deferred atomics
+                self.seq = 0
                 self.wepoch = np.zeros(self.n, np.int64)  # syncwarps passed, per lane (race order)
                 self.wepoch_used = False
                 self.wround = np.zeros(self.n, np.int64)  # warp operations passed this interval
