@@ -266,6 +266,64 @@ def test_warp_operations_and_syncwarp():
     same(syncwarp_exchange, 1, 64, [np.zeros(64, np.int64)])
 
 
+@cuda.jit
+def more_warp_ops(out, a):
+    t = cuda.threadIdx.x
+    v = a[t] % 4
+    same_as_me = cuda.match_any_sync(0xFFFFFFFF, v)
+    allm, all_same = cuda.match_all_sync(0xFFFFFFFF, v // 8)
+    eq = cuda.eq_sync(0xFFFFFFFF, v // 8)
+    if t % 2 == 0:
+        active = cuda.activemask() % 1000
+    else:
+        active = cuda.activemask() % 999 + 1
+    bits = cuda.popc(same_as_me) + cuda.ffs(active) + cuda.brev(t) % 7
+    n = cuda.syncthreads_and(v >= 0) + cuda.syncthreads_or(v == 3)
+    out[t] = same_as_me + allm + all_same + eq + active + bits + n + (not v)
+
+
+@cuda.jit
+def nested_control(out, a, n):
+    i = cuda.grid(1)
+    if i >= n:
+        return
+    found = -1
+    for r in range(4):
+        for c in (1, 2, 3):
+            if a[(i + r * c) % n] > 1.0:
+                found = r * 10 + c
+                break
+            if c == 2 and r % 2:
+                continue
+        if found >= 0:
+            break
+    out[i] = found if 0 < found < 30 else -found
+
+
+def test_more_warp_operations_and_nested_control_flow():
+    a = rng.integers(0, 9, 64).astype(np.int32)
+    same(more_warp_ops, 1, 64, [np.zeros(64, np.int64), a])
+    x = (rng.standard_normal(90) * 1.5).astype(np.float32)
+    same(nested_control, 2, TPB, [np.zeros(90, np.int64), x, 90])
+
+
+@cuda.jit
+def overwrites(out):
+    t = cuda.threadIdx.x
+    out[t // 2] = t  # two threads write each element
+    if t % 2 == 0:
+        out[t // 2] = -t  # the even thread again: the reference's thread order decides the value
+
+
+def test_races_off_keeps_the_reference_thread_order():
+    out = np.zeros(32, np.int64)
+    r = sim.launch(overwrites, 1, 64, [out], races=False)
+    assert r.engine == "greenlet" and "order matters" in r.fallback
+    ref = np.zeros(32, np.int64)
+    sim.launch(overwrites, 1, 64, [ref], races=False, engine="greenlet")
+    np.testing.assert_array_equal(out, ref)
+
+
 def test_untraced_and_raceless_launches():
     for kw in ({"trace": False}, {"races": False}, {"block_order": "reverse"}):
         same(
@@ -337,6 +395,12 @@ def divides_by_zero(out, a):
 
 
 @cuda.jit
+def int32_plus_big(out, a):
+    t = cuda.threadIdx.x
+    out[t] = a[t] + 0xAAAAAAAA  # NEP 50: a Python int that does not fit int32 is an error
+
+
+@cuda.jit
 def shuffle_after_exit(out, a):
     t = cuda.threadIdx.x
     if t >= 20:
@@ -350,6 +414,26 @@ def spins(out, flag):
     while flag[0] == 0:
         pass
     out[t] = 1
+
+
+@cuda.jit
+def big_hash(out, a):
+    t = cuda.threadIdx.x
+    h = t + 1
+    for k in range(6):
+        h = h * 1000003 + k  # a Python int: past 64 bits in the greenlet engine, never wrapped
+    out[t] = h % 1000
+
+
+def test_python_ints_past_64_bits_are_handed_over():
+    out = np.zeros(32, np.int64)
+    r = sim.launch(big_hash, 1, 32, [out, out.copy()])
+    assert r.engine == "greenlet" and "64 bits" in r.fallback
+    assert (
+        out[5]
+        == ((((((6 * 1000003 + 0) * 1000003 + 1) * 1000003 + 2) * 1000003 + 3) * 1000003 + 4) * 1000003 + 5)
+        % 1000
+    )
 
 
 def test_diagnostics_in_lockstep_mode():
@@ -375,6 +459,8 @@ def test_diagnostics_in_lockstep_mode():
     err = lockstep_error(E.ReadOnlyWrite, writes_input, 1, TPB, [out, a], roles={"a": "in"})
     assert err.array == "a" and err.source == "a[t] = 0"
     lockstep_error(E.KernelException, divides_by_zero, 1, TPB, [np.zeros(TPB, np.int64), a])
+    ints = rng.integers(-5, 5, TPB).astype(np.int32)
+    lockstep_error(E.KernelException, int32_plus_big, 1, TPB, [np.zeros(TPB, np.int64), ints])
     err = lockstep_error(E.WarpDivergence, shuffle_after_exit, 1, 32, [out, a])
     assert err.thread == (0, 0, 0)
     lockstep_error(E.OutOfBounds, past_end, 1, TPB, [out, a, TPB], trace=False)

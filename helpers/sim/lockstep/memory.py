@@ -193,7 +193,8 @@ class LArray:
         vals = _values(value, st.data.dtype, ctl)
         lanes = ctl.act
         if type(flat) is int:
-            if ctl.nact > 1 and run.races and st.space != "local":
+            if ctl.nact > 1 and st.space != "local":
+                run._order_matters()
                 raise run.diag("DataRace", "several threads write one element in one instruction", self, idx)
             fl = flat
         else:

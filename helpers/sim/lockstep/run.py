@@ -68,7 +68,9 @@ class Run:
             deadline = min(deadline, opts.deadline)
         self.ctl = Control(self.n, deadline)
         self.cuda = LCuda(self)
-        self.tracing, self.races = opts.trace, opts.races
+        # races are always looked for: with races=False the reference engine runs past them in its
+        # thread order, which lockstep does not reproduce, so a race then hands the launch over
+        self.tracing, self.races = opts.trace, True
         # the greenlet engine adds one step per look for spin-waits (every spin.CHECK steps): stop a
         # little early so that its limit is never the one that would have fired
         self.steps, self.max_steps = 0, opts.max_steps - opts.max_steps // spin.CHECK - 2
@@ -123,12 +125,15 @@ class Run:
             return self._memo[fn]
         c = compile_fn(fn)  # (the greenlet engine's launch checks ran on the kernel already)
         g = dict(fn.__globals__)
+        if fn.__closure__:  # a kernel made by a factory: its free variables read as globals here
+            for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+                g[name] = cell.cell_contents
         g["_C"], g["_R"], g["_U"] = self.ctl, self, UNDEF
         new = types.FunctionType(c.code, g, fn.__name__)
         new._lockstep = True
         self._memo[fn] = new
         root = self.fn0.__module__
-        for name in _global_names(fn.__code__):
+        for name in _global_names(fn.__code__) | set(fn.__code__.co_freevars):
             if name in g and name not in ("_C", "_R", "_U"):
                 g[name] = self._sub(g[name], root)
         return new
@@ -247,15 +252,28 @@ class Run:
             self.static_shared += int(np.prod(shape)) * dt.itemsize
             self.static_shared_max = max(self.static_shared_max, self.static_shared)
             if self.static_shared > binding.STATIC_SHARED_LIMIT:
-                raise Stop("diagnostic: too much static shared memory (LaunchError)")
+                raise self.diag(
+                    "LaunchError",
+                    f"{self.static_shared} bytes of static shared memory per block: CUDA allows 48 KiB; "
+                    "the kernel would not launch",
+                )
             aid = self._decl(site, site, space, shape, dt)
             data = poison(shape, dt)
             arr = LArray(
                 self, Storage(data, aid, self.arrays[aid].name, "shared", init=np.zeros(data.size, bool))
             )
         else:
-            if int(np.prod(shape)) * dt.itemsize > binding.LOCAL_LIMIT:
-                raise Stop("diagnostic: local array over the limit (LaunchError)")
+            nbytes = int(np.prod(shape)) * dt.itemsize
+            if nbytes > binding.LOCAL_LIMIT:
+                m = re.search(r"(\w+)\s*=\s*[\w.]*local\.array", site_info(site).text)
+                name = m.group(1) if m else f"local@{lineno}"
+                raise self.diag(
+                    "LaunchError",
+                    f"local array `{name}` is {nbytes:,} bytes per thread: CUDA gives a thread at most "
+                    f"{binding.LOCAL_LIMIT // 1024} KiB of local memory, so the kernel would not launch. "
+                    "Use a smaller array, or shared or global memory.",
+                    array=name,
+                )
             aid = self._decl(site, site, space, shape, dt)
             data = poison((self.n,) + shape, dt)
             arr = LArray(
@@ -272,7 +290,11 @@ class Run:
         GPU; views of one element size share their initialisation and race state (spaces.py)."""
         nbytes = self.opts.shared_bytes
         if not nbytes:
-            raise Stop("diagnostic: dynamic shared memory without a size (LaunchError)")
+            raise self.diag(
+                "LaunchError",
+                "cuda.shared.array(0, ...) asks for dynamic shared memory but the launch gave none: pass "
+                "its size in bytes as the 4th launch parameter, kernel[blocks, threads, 0, nbytes](...)",
+            )
         n = nbytes // dt.itemsize
         if self.dynamic is None:  # poisoned as the first declaration's dtype
             self.dynamic = np.zeros(nbytes, np.uint8)
@@ -349,7 +371,7 @@ class Run:
         k = ctl.nact
         self.steps += k
         if self.steps > self.max_steps:
-            raise Stop("runaway: the step limit (Runaway)")
+            raise self.runaway()
         if kind:
             ctl.writes += 1
         if self.deferred and kind != ATOMIC:
@@ -386,11 +408,19 @@ class Run:
                 if f is None or key < f:
                     self.first[site] = key
 
+    def runaway(self) -> E.SimulatorError:
+        return self.diag(
+            "Runaway",
+            f"the kernel made more than {self.opts.max_steps:,} memory accesses and barriers: most likely a "
+            "loop that never ends (a loop variable not advanced, a stride of 0?). Raise "
+            "helpers.sim.config.max_steps if it really needs more.",
+        )
+
     def warp_step(self, count: bool = True) -> None:
         ctl = self.ctl
         self.steps += ctl.nact
         if self.steps > self.max_steps:
-            raise Stop("runaway: the step limit (Runaway)")
+            raise self.runaway()
         if count:
             self.wround[ctl.act] += 1
 
@@ -407,7 +437,7 @@ class Run:
             )
         self.steps += self.n
         if self.steps > self.max_steps:
-            raise Stop("runaway: the step limit (Runaway)")
+            raise self.runaway()
         self._end_interval()
         self.epoch += 1
         self.occ = {}
@@ -444,6 +474,7 @@ class Run:
 
     def _race_in_block(self, st: Storage):
         def report(flat, a, b, ka, kb, site):
+            self._order_matters()
             where = _unravel(flat, st.shape)
             shown = ", ".join(map(str, where))
             verbs = {READ: "read", 1: "wrote", ATOMIC: "atomically updated"}
@@ -470,6 +501,13 @@ class Run:
     def _bidx(self, b: int) -> tuple:
         gx, gy, _ = self.griddim
         return (b % gx, (b // gx) % gy, b // (gx * gy))
+
+    def _order_matters(self) -> None:
+        if not self.opts.races:
+            raise Stop(
+                "unsupported: accesses whose order matters (races are off: the reference engine's "
+                "thread order decides)"
+            )
 
     def diag(
         self,
@@ -509,8 +547,17 @@ class Run:
                         else f"past the end (shape {tuple(arr.shape)}): a real GPU does no bounds check and "
                         "would silently read garbage or overwrite another array. Is a guard missing?"
                     ),
-                    "UninitializedRead": "was read but no thread had written it yet; a real GPU returns "
-                    "whatever was in that memory. Is a barrier or an initialising write missing?",
+                    "UninitializedRead": {
+                        "shared": "was read but no thread of this block had written it yet; a real GPU "
+                        "returns whatever an earlier kernel left in shared memory.",
+                        "local": "was read but this thread had not written it yet; a real GPU returns "
+                        "whatever was in the register or stack slot.",
+                    }.get(
+                        arr.st.space,
+                        "was read but no thread had written it yet (outputs start as garbage: the checker "
+                        "fills them with NaN); a real GPU returns whatever was in that memory.",
+                    )
+                    + " Is a barrier or an initialising write missing?",
                     "ReadOnlyWrite": "was written, but it is an input (or a constant): the kernel must not "
                     "change it (the checker compares against the original values)",
                 }.get(cls, "")
@@ -589,7 +636,7 @@ class Run:
                     raise self.diag("KernelException", f"the kernel raised {type(e).__name__}: {e}") from None
                 self.steps += 0
                 self._end_interval()
-                if self.races and self.opts.cross_block_races:
+                if self.opts.races and self.opts.cross_block_races:  # (blocks run in the reference's order)
                     for st, acc in self.block_acc.values():
                         races.check_blocks(st, b, acc, self._race_across(st))
         return self

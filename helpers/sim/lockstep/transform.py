@@ -121,8 +121,6 @@ def _compile(fn: types.FunctionType) -> Compiled:
     a = fdef.args
     if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults:
         raise Stop(f"unsupported: {fn.__name__} has *args, **kwargs, keyword-only or default arguments")
-    if fn.__closure__:
-        raise Stop(f"unsupported: {fn.__name__} is a closure")
     filename = fn.__code__.co_filename
     _check(fdef, fn.__name__)
     t = _Rewriter(filename)

@@ -197,6 +197,8 @@ def binop(op: str, x: Any, y: Any) -> Any:
                         raise LaneError("a power Python cannot take in floats")
             dt = F64 if fl else I64
             xa, ya = _as(xa, dt), _as(ya, dt)
+            if not fl and op in ("add", "sub", "mul", "pow"):
+                _no_overflow(op, xa, ya)
         else:
             if xd.kind == "f" or yd.kind == "f":
                 xa, ya = _as(xa, F64), _as(ya, F64)
@@ -235,6 +237,26 @@ def binop(op: str, x: Any, y: Any) -> Any:
     if type(r) is not np.ndarray:  # two scalars cannot reach here, but keep NumPy's scalar
         return r
     return V(r, False)
+
+
+_SMALL = 1 << 31
+
+
+def _no_overflow(op: str, x: Any, y: Any) -> None:
+    """Python ints do not wrap: operands this small cannot leave int64; larger ones are checked
+    exactly (in Python) on the active lanes, and a result past 64 bits hands the launch over."""
+    ax, ay = _act(x), _act(y)
+    mx = int(np.max(np.abs(ax))) if np.size(ax) else 0
+    my = int(np.max(np.abs(ay))) if np.size(ay) else 0
+    if op != "pow" and mx < _SMALL and my < _SMALL:
+        return
+    if op == "pow" and my > 64 and mx > 1:
+        raise LaneError("a Python int power past 64 bits (the greenlet engine keeps it exact)")
+    f = _PYOP[op]
+    xs = np.broadcast_to(ax, np.broadcast(ax, ay).shape).tolist()
+    ys = np.broadcast_to(ay, np.broadcast(ax, ay).shape).tolist()
+    if any(not -(1 << 63) <= f(a, b) < (1 << 63) for a, b in zip(xs, ys)):
+        raise LaneError("a Python int past 64 bits (the greenlet engine keeps it exact)")
 
 
 def _fits(w: Any, dt: np.dtype) -> None:

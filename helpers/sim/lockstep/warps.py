@@ -68,11 +68,20 @@ class Warps:
         missing = group & ~here
         if missing[act].any():
             i = int(act[np.flatnonzero(missing[act])[0]])
-            j = int(missing[i]).bit_length() - 1
+            j = (int(missing[i]) & -int(missing[i])).bit_length() - 1
+            other = int(self.base[i]) + j
+            kernel = ctl.fns[0] if ctl.fns else None
+            why = (
+                "had already finished the kernel"
+                if kernel is not None and kernel.ret is not None and kernel.ret[other]
+                else "runs another branch"
+            )
             raise run.diag(
                 "WarpDivergence",
-                f"cuda.{op} with mask {int(mk[i]):#010x} needs every lane in the mask to reach it, but "
-                f"lane {j} did not (it exited, or runs another branch): a real GPU hangs or returns garbage",
+                f"cuda.{op} with mask {int(mk[i]):#010x} needs every lane in the mask to reach it, but lane "
+                f"{j} (thread {run._tidx(other)}) {why}: a real GPU hangs or returns garbage. Call warp "
+                "operations where all lanes of the mask reach them, or pass the mask of those that do "
+                "(cuda.activemask()).",
                 lane=i,
             )
         if type(mask) is V:  # every lane of a group must pass the same mask
