@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import math
-import operator
 from typing import Any
 
 import numpy as np
@@ -247,28 +246,16 @@ class NumpyProxy:
 
 
 def _ufunc(u):
+    """np.sqrt, np.exp ... of one lane value: the ufunc on the lanes (a Python number is int64 or
+    float64 to NumPy, as the greenlet engine's scalar call sees it; the result is a NumPy type)."""
+
     def f(*args):
-        if not any(type(a) is V for a in args):
+        if not any(type(a) in (V, Mixed) for a in args):
             return u(*args)
-        if u.nin != len(args):
-            raise Stop(f"unsupported: numpy.{u.__name__} with {len(args)} arguments")
-        arrs = []
-        for a in args:
-            x, w, d = (
-                split(a)
-                if (type(a) is V or isinstance(a, (int, float, bool, np.generic)))
-                else (a, False, None)
-            )
-            arrs.append(x)
-        if len(args) != 1:
-            raise Stop(f"unsupported: numpy.{u.__name__} of several per-thread values")
-        a = args[0]
-        x, w, d = split(a)
-        if w:
-            # np.f(python number): the number becomes int64/float64 (a strong NumPy scalar result)
-            pass
-        r = u(x)
-        return V(r, False)
+        if len(args) != 1 or type(args[0]) is not V:
+            raise Stop(f"unsupported: numpy.{u.__name__} of several or mixed per-thread values")
+        x, _, _ = split(args[0])
+        return V(u(x), False)
 
     return f
 
@@ -346,4 +333,3 @@ BUILTINS = {
     bool: _bool,
     len: _len,
 }
-_ = operator

@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import errors as E
 from .values import ACTIVE, Mixed, V, truth, where
 
 LOOP_CAP = 200_000  # trips of one loop in lockstep before handing over (a spin-wait, or a runaway)
@@ -260,7 +259,7 @@ class Control:
                 if self.nact == int(np.count_nonzero(fn.entry if fn.ret is None else fn.entry & ~fn.ret)):
                     fn.val = value
                 else:
-                    fn.val = self._undef_except(value)
+                    fn.val = value  # lanes that return later fill theirs in (where() below)
             else:
                 fn.val = where(self.m, value, fn.val, self.n, "a function's return value")
             fn.ret = self.m if fn.ret is None else fn.ret | self.m
@@ -269,10 +268,6 @@ class Control:
     def done(self, fn: _Fn) -> bool:
         """Every lane that entered the function has returned: leave it for real."""
         return fn.ret is not None and not (fn.entry & ~fn.ret).any()
-
-    def _undef_except(self, value: Any) -> Any:
-        # lanes that return later fill in their values (where() above); none is read unfilled
-        return value
 
     def leave(self, fn: _Fn) -> Any:
         if self.live and fn.val is not _NOVAL:  # lanes falling off the end return None
@@ -345,4 +340,3 @@ def _int_lanes(x: Any, n: int, m: np.ndarray) -> np.ndarray:
         raise Stop("diagnostic: range() of a non-integer (KernelException)") from None
 
 
-_ = E

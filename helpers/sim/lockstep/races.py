@@ -106,4 +106,3 @@ def check_blocks(st: Any, b: int, accesses: list, report: Callable) -> None:
             xb[kind, np.concatenate(parts)] = b
 
 
-_ = WRITE

@@ -22,7 +22,7 @@ from ..messages import diagnostic, source_at, user_frame
 from ..options import Options
 from ..poison import poison
 from ..threads import Dim3
-from ..trace import ACCESS_DTYPE, ATOMIC, READ, WARP_SIZE, ArrayInfo, Site, Trace
+from ..trace import ACCESS_DTYPE, ATOMIC, READ, ArrayInfo, Site, Trace
 from . import races
 from .api import BUILTINS, MATH, Cast, LCuda, NumbaProxy, NumpyProxy, cast
 from .control import UNDEF, Control, Stop
@@ -728,4 +728,3 @@ def _at_lane(i: Any, lane: int | None) -> Any:
         return i
 
 
-_ = (READ, ATOMIC, WARP_SIZE)

@@ -508,20 +508,3 @@ def from_lanes(vals: list, m: np.ndarray, n: int, what: str) -> Any:
     out = np.zeros(n, k[1])
     out[m] = vals
     return V(out, k[0])
-
-
-operator_names = {
-    "Add": "add",
-    "Sub": "sub",
-    "Mult": "mul",
-    "Div": "truediv",
-    "FloorDiv": "floordiv",
-    "Mod": "mod",
-    "Pow": "pow",
-    "BitAnd": "and",
-    "BitOr": "or",
-    "BitXor": "xor",
-    "LShift": "lshift",
-    "RShift": "rshift",
-}
-_ = operator
