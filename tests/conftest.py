@@ -32,9 +32,7 @@ SIM_ENGINES = ("greenlet", "auto")
 GREENLET_ONLY: dict[str, str] = {}
 # test function -> how "auto" gets it wrong, as of the lockstep branch merged here (strict xfail: a fix
 # shows up as XPASS, and then the entry goes)
-AUTO_KNOWN_WRONG: dict[str, str] = {
-    "test_launch_errors": "a shared array shaped by a kernel argument runs on lockstep: no LaunchError",
-}
+AUTO_KNOWN_WRONG: dict[str, str] = {}
 
 
 def pytest_generate_tests(metafunc):

@@ -390,10 +390,6 @@ KNOWN_DISAGREEMENTS: dict[tuple[str, str], str] = {
         "histogram",
         "mutant no_barrier_after_clear",
     ): "engine='lockstep' says DataRace, greenlet UninitializedRead",
-    ("ch18_dcs_gather", "variant gather_early_return"): (
-        "one output 1 ulp apart: float32 `x ** 2` is powf on a NumPy scalar (greenlet), x*x on an array "
-        "(lockstep)"
-    ),
 }
 
 

@@ -4,6 +4,7 @@ bound to the simulator's API, and the static checks Numba would make."""
 from __future__ import annotations
 
 import ast
+import copy
 import dis
 import functools
 import inspect
@@ -146,9 +147,19 @@ def static_checks(fn):
     """Numba needs shared/local array shapes to be compile-time constants: literals or
     module-level names, never kernel arguments or local variables."""
     code = fn.__code__
-    if code in _checked:
+    if code in _checked:  # the verdict is remembered, a failing one too: every launch gets it
+        if _checked[code] is not None:
+            raise copy.copy(_checked[code])
         return
-    _checked[code] = True
+    _checked[code] = None
+    try:
+        _static_checks(fn, code)
+    except LaunchError as err:
+        _checked[code] = err
+        raise
+
+
+def _static_checks(fn, code):
     try:
         src = textwrap.dedent(inspect.getsource(fn))
         tree = ast.parse(src)
