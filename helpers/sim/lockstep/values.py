@@ -26,16 +26,13 @@ class LaneError(Exception):
     it as KernelException at the thread's line, so lockstep hands the launch over."""
 
 
-class V:
-    """Per-lane values: `a` full width (inactive lanes hold garbage), `w` weak, `u` lanes never
-    assigned (None: all assigned)."""
+class PerThread:
+    """Python's operators on a per-thread value: each is one lane-wise `binop`/`unop`. A per-thread
+    value has no single truth value, integer or iteration: code that needs one is unsupported."""
 
-    __slots__ = ("a", "w", "u", "c")
+    __slots__ = ()
     __array_ufunc__ = None  # NumPy scalars defer to our reflected operators
-
-    def __init__(self, a: np.ndarray, w: bool, u: np.ndarray | None = None) -> None:
-        self.a, self.w, self.u = a, w, u
-        self.c = None  # (mask, largest active value as unsigned): bounds checks of a reused index
+    __hash__ = None
 
     def __bool__(self):
         raise E.Unsupported("a per-thread value used where Python needs one truth value")
@@ -45,32 +42,6 @@ class V:
 
     def __iter__(self):
         raise E.Unsupported("iterating over a per-thread value")
-
-    def __repr__(self):
-        return f"V({self.a!r}, weak={self.w})"
-
-    for _n in (
-        "add",
-        "sub",
-        "mul",
-        "truediv",
-        "floordiv",
-        "mod",
-        "pow",
-        "and",
-        "or",
-        "xor",
-        "lshift",
-        "rshift",
-    ):
-        exec(
-            f"def __{_n}__(self, o): return binop('{_n}', self, o)\n"
-            f"def __r{_n}__(self, o): return binop('{_n}', o, self)"
-        )
-    for _n in ("lt", "le", "gt", "ge", "eq", "ne"):
-        exec(f"def __{_n}__(self, o): return binop('{_n}', self, o)")
-    del _n
-    __hash__ = None
 
     def __neg__(self):
         return unop("neg", self)
@@ -83,6 +54,34 @@ class V:
 
     def __invert__(self):
         return unop("invert", self)
+
+
+def _operator(name: str, reflected: bool = False):
+    if reflected:
+        return lambda self, o: binop(name, o, self)
+    return lambda self, o: binop(name, self, o)
+
+
+for _n in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "lshift", "rshift"):
+    setattr(PerThread, f"__{_n}__", _operator(_n))
+    setattr(PerThread, f"__r{_n}__", _operator(_n, reflected=True))
+for _n in ("lt", "le", "gt", "ge", "eq", "ne"):
+    setattr(PerThread, f"__{_n}__", _operator(_n))
+del _n
+
+
+class V(PerThread):
+    """Per-lane values: `a` full width (inactive lanes hold garbage), `w` weak, `u` lanes never
+    assigned (None: all assigned)."""
+
+    __slots__ = ("a", "w", "u", "c")
+
+    def __init__(self, a: np.ndarray, w: bool, u: np.ndarray | None = None) -> None:
+        self.a, self.w, self.u = a, w, u
+        self.c = None  # (mask, largest active value as unsigned): bounds checks of a reused index
+
+    def __repr__(self):
+        return f"V({self.a!r}, weak={self.w})"
 
 
 _UFUNC = {
@@ -383,45 +382,15 @@ def where(c: np.ndarray, x: Any, y: Any, n: int, what: str = "a value") -> Any:
     return V(np.where(c, full(x, n), full(y, n)), kx[0], u)
 
 
-class Mixed:
+class Mixed(PerThread):
     """Lanes whose values differ in Python type, as in the greenlet engine (`a[i] if i < n else 0`:
     a NumPy float32 in some threads, a Python int in others): disjoint (mask, value) parts, each of
     one type. Arithmetic runs part by part, so every lane computes with its own types."""
 
     __slots__ = ("parts",)
-    __array_ufunc__ = None
 
     def __init__(self, parts: list) -> None:
         self.parts = parts
-
-    def __bool__(self):
-        raise E.Unsupported("a per-thread value used where Python needs one truth value")
-
-    def __index__(self):
-        raise E.Unsupported("a per-thread value used where Python needs one integer")
-
-    for _n in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "lshift"):
-        exec(
-            f"def __{_n}__(self, o): return binop('{_n}', self, o)\n"
-            f"def __r{_n}__(self, o): return binop('{_n}', o, self)"
-        )
-    for _n in ("rshift", "lt", "le", "gt", "ge", "eq", "ne"):
-        exec(f"def __{_n}__(self, o): return binop('{_n}', self, o)")
-    __rrshift__ = lambda self, o: binop("rshift", o, self)  # noqa: E731
-    del _n
-    __hash__ = None
-
-    def __neg__(self):
-        return unop("neg", self)
-
-    def __pos__(self):
-        return self
-
-    def __abs__(self):
-        return unop("abs", self)
-
-    def __invert__(self):
-        return unop("invert", self)
 
 
 def parts_of(x: Any, n: int) -> list:
