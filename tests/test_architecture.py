@@ -33,6 +33,7 @@ LAYERS = [
     ("helpers.release", 8),
     ("helpers.sim.speed", 8),
     ("puzzles.bench", 8),
+    ("puzzles.profile", 8),
 ]
 
 

@@ -164,3 +164,17 @@ def test_peer_goal_missed_or_unmeasured():
 def test_default_json_path_names_device():
     path = bench.default_json_path("NVIDIA H100 80GB HBM3")
     assert path.startswith("bench-nvidia-h100-80gb-hbm3-") and path.endswith(".json")
+
+
+def test_profile_launcher_skips_without_gpu_and_names_bad_chapters(capsys):
+    """`python -m puzzles.profile` (the launches behind the notebooks' profiler findings): on a machine
+    without a GPU one line says why; a chapter with no study is refused, naming the ones there are."""
+    from helpers import timing
+    from puzzles import profile
+
+    if timing.skip_reason() is None:
+        pytest.skip("a GPU is present")
+    assert profile.main(["ch08"]) == 0 and "skipped" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        profile.main(["ch99"])
+    assert "ch99" in capsys.readouterr().err and "ch08" in profile.STUDIES

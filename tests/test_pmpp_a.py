@@ -198,3 +198,27 @@ def test_benchmark_small_scale(module):
     assert rows and all(r.seconds > 0 for r in rows)
     if module.GOAL:
         assert any(r.name == module.GOAL["best"] for r in rows)
+
+
+@cuda.jit
+def _copy_skipping_last(dst, src):
+    i = cuda.grid(1)
+    while i < src.shape[0] - 1:
+        dst[i] = src[i]
+        i += cuda.gridsize(1)
+
+
+def test_numba_copy_rows_validate_before_timing(sim_engine, monkeypatch):
+    """The "copy in Numba" rows (4- and 8-byte loads) copy exactly, and a copy that misses an element
+    is stopped by the validation, naming the row, before anything is timed."""
+    timed = []
+    monkeypatch.setattr(timing, "time_gpu", lambda fn, **kw: (timed.append(fn()), 1e-3)[1])
+    monkeypatch.setattr(ch02, "_sm_count", lambda: 1)
+    rows = ch02.numba_copy_rows(4096)
+    assert [r.name for r in rows] == ["copy in Numba, 4-byte loads", "copy in Numba, 8-byte loads"]
+    assert all(r.bytes == 2 * 4096 for r in rows) and len(timed) == 2
+    monkeypatch.setattr(ch02, "copy_kernel", _copy_skipping_last)
+    timed.clear()
+    with pytest.raises(AssertionError, match="copy in Numba, 4-byte loads"):
+        ch02.numba_copy_rows(4096)
+    assert not timed

@@ -161,6 +161,37 @@ elements. Budget per thread: 2 reads and 1 write per element it owns.""",
     ),
 ]
 
+
+@cuda.jit
+def copy_kernel(dst, src):
+    # GPU only: a grid-stride copy, one element per trip, to show what a plain Numba kernel reaches
+    # against cudaMemcpy (float32: 4-byte loads; the same arrays viewed as complex64: 8-byte loads)
+    i = cuda.grid(1)
+    while i < src.shape[0]:
+        dst[i] = src[i]
+        i += cuda.gridsize(1)
+
+
+def numba_copy_rows(nbytes: int) -> list:
+    """A copy of `nbytes` by `copy_kernel` moving 4 and 8 bytes per load, validated, then timed."""
+    n = nbytes // 8 * 2  # float32 elements, an even count so that a complex64 view exists
+    host = np.random.default_rng(5).standard_normal(n).astype(np.float32)
+    src, dst = cuda.to_device(host), cuda.device_array(n, np.float32)
+    blocks = _sm_count() * 32
+    rows = []
+    for name, dtype in (
+        ("copy in Numba, 4-byte loads", np.float32),
+        ("copy in Numba, 8-byte loads", np.complex64),
+    ):
+        s, d = src.view(dtype), dst.view(dtype)
+        dst.copy_to_device(np.zeros(n, np.float32))
+        copy_kernel[blocks, 256](d, s)
+        timing.validate(name, dst.copy_to_host(), host, rtol=0, atol=0)
+        seconds = timing.time_gpu(lambda s=s, d=d: copy_kernel[blocks, 256](d, s))
+        rows.append(timing.Measurement(name, seconds, bytes=2 * 4 * n))
+    return rows
+
+
 BEST = "vecadd grid-stride x4"
 GOAL = {"ceiling": "copy", "fraction": 0.9, "best": BEST}
 
@@ -216,6 +247,7 @@ def benchmark(scale: float = 1.0) -> list:
         timing.validate(name, dout.copy_to_host(), a + b)
         rows.append(timing.Measurement(name, seconds, bytes=3 * 4 * n, config=choice.label))
     rows.append(timing.copy_ceiling(4 * n))
+    rows += numba_copy_rows(4 * n)  # what "the copy" is for a Numba kernel on this GPU
     peer = timing.library_peer(
         "vector add",
         [
