@@ -449,7 +449,7 @@ GPU_BATCH = 4
 
 
 def variants():
-    """name -> launch(out, a, f): the four kernels with GPU tile sizes."""
+    """name -> launch(out, a, f): the five puzzle kernels and the batched one, at GPU sizes."""
     tiled_in = specialize(conv2d_tiled_in, IN_TILE=GPU_TILE, OUT_TILE=GPU_TILE - 2 * R)
     cached = specialize(conv2d_tiled_cached, TILE=GPU_TILE)
 
@@ -531,7 +531,7 @@ def validate_variants(shapes=((1000, 1333), (45, 37)), seed=1):
 
 
 def benchmark(scale: float = 1.0):
-    """The five kernels on a 256 MiB image (at scale 1), bytes = image read once + written once."""
+    """The six kernels on a 256 MiB image (at scale 1), bytes = image read once + written once."""
     reason = timing.skip_reason()
     if reason:
         raise RuntimeError(reason)

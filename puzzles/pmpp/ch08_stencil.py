@@ -499,7 +499,7 @@ GPU_PLANE_TILE, GPU_Z_STEPS = 32, 32  # coarse/register: 32 x 32 threads, 32 pla
 
 
 def variants():
-    """name -> launch(out, a): the four kernels with GPU tile sizes."""
+    """name -> launch(out, a): the four puzzle kernels and the two column marches, at GPU sizes."""
     shared = specialize(stencil_shared, IN_TILE=GPU_SHARED_TILE, OUT_TILE=GPU_SHARED_TILE - 2)
 
     def launch_shared(out, a):
@@ -625,7 +625,7 @@ def validate_variants(shapes=((70, 45, 101), (5, 9, 40)), seed=1):
 
 
 def benchmark(scale: float = 1.0):
-    """The four kernels on a 256 MiB grid (at scale 1); bytes = grid read once + written once."""
+    """The six kernels on a 256 MiB grid (at scale 1); bytes = grid read once + written once."""
     reason = timing.skip_reason()
     if reason:
         raise RuntimeError(reason)
