@@ -5,6 +5,7 @@ packages (a .pth file: fast, and the deps are the tested ones), then runs one ex
 notebook and one solution notebook from a folder outside the checkout.
 """
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -37,10 +38,27 @@ for cell in nb.cells:
 @pytest.fixture(scope="module")
 def wheel_venv(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(tmp / "dist"), str(ROOT)],
-        check=True,
-    )
+    # setuptools builds in the checkout (build/, *.egg-info): under pytest-xdist two workers can run
+    # this fixture at once, so the builds take turns (the lock sits beside every worker's temp dir)
+    with open(tmp_path_factory.getbasetemp().parent / "wheel-build.lock", "w") as lock:
+        with contextlib.suppress(ImportError):  # no fcntl (Windows): one build at a time anyway
+            import fcntl
+
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--quiet",
+                "--no-deps",
+                "-w",
+                str(tmp / "dist"),
+                str(ROOT),
+            ],
+            check=True,
+        )
     (whl,) = (tmp / "dist").glob("massively_parallel-*.whl")
     venv.EnvBuilder(with_pip=False).create(tmp / "venv")
     py = tmp / "venv" / "bin" / "python"
