@@ -82,7 +82,7 @@ def launch(
         )
     elif engine is not None:
         options = replace(options, engine=engine)
-    from .lockstep import run
+    from .dispatch import run
 
     trace_, shared, steps, used, why = run(kernel, grid, block, tuple(args), options)
     return Launch(trace_, shared, steps, used, why)

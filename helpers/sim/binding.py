@@ -7,9 +7,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import errors as E
-from .memory import Storage, new_array
+from .greenlet.memory import Storage, new_array
+from .greenlet.threads import Dim3
 from .options import BlockOrder
-from .threads import Dim3
 
 STATIC_SHARED_LIMIT = 48 * 1024  # bytes of shared memory a block gets without opting in
 LOCAL_LIMIT = 512 * 1024  # bytes of local memory per thread (CUDA's limit)

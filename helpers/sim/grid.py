@@ -18,8 +18,8 @@ from types import CodeType
 from typing import Any
 
 from . import errors as E
+from .greenlet.threads import DONE, GRID, Thread
 from .messages import at_thread
-from .threads import DONE, GRID, Thread
 from .trace import WARP_SIZE
 
 T4_SMS = 40

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..threads import Dim3
+from ..greenlet.threads import Dim3
 from ..trace import WARP_SIZE
 from .control import Stop
 from .values import ACTIVE, Mixed, V, from_lanes, lanes_of, mixed_op, split, tkey, truth, where
@@ -137,7 +137,7 @@ class LCuda:
 
     def __getattr__(self, name):
         if name in _INTRINSICS:
-            from ..api import SimCuda
+            from ..greenlet.api import SimCuda
 
             f = _lanewise(getattr(SimCuda, name), f"cuda.{name}")
             setattr(self, name, f)

@@ -15,13 +15,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .. import binding, spin
+from .. import binding
 from .. import errors as E
+from ..greenlet import spin
+from ..greenlet.threads import Dim3
 from ..kernel import _global_names, _is_dispatcher, py_func
 from ..messages import diagnostic, source_at, user_frame
 from ..options import Options
 from ..poison import poison
-from ..threads import Dim3
 from ..trace import ACCESS_DTYPE, ATOMIC, READ, ArrayInfo, Site, Trace
 from . import races
 from .api import BUILTINS, MATH, Cast, LCuda, NumbaProxy, NumpyProxy, cast
@@ -81,7 +82,7 @@ class Run:
         self.chunks: list = []
         self.first: dict = {}  # site -> first use key, for numbering sites as the greenlet engine does
         self._numba, self._cuda_mod = numba, real_cuda
-        from ..api import ALIASES
+        from ..greenlet.api import ALIASES
 
         self._aliases = {id(getattr(real_cuda, n)): n for n in ALIASES if hasattr(real_cuda, n)}
         self._memo: dict = {}

@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from . import errors as E
-from .binding import LOCAL_LIMIT, STATIC_SHARED_LIMIT
+from .. import errors as E
+from ..binding import LOCAL_LIMIT, STATIC_SHARED_LIMIT
+from ..messages import at_thread, source_at
+from ..poison import poison
 from .memory import SimArray, Storage, new_array
-from .messages import at_thread, source_at
-from .poison import poison
 from .threads import canon_site
 
 

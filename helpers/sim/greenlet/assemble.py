@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from ..trace import ACCESS_DTYPE, ArrayInfo, Site, Trace
 from .threads import canon_site
-from .trace import ACCESS_DTYPE, ArrayInfo, Site, Trace
 
 
 def build(

@@ -8,11 +8,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .. import errors as E
-from ..options import Options, config
-from ..scheduler import Run as GreenletRun
-from .control import Stop
-from .run import Run as LockstepRun
+from . import errors as E
+from .greenlet.scheduler import Run as GreenletRun
+from .lockstep.control import Stop
+from .lockstep.run import Run as LockstepRun
+from .options import Options, config
 
 ENGINES = ("auto", "lockstep", "greenlet")
 

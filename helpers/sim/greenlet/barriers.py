@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import errors as E
-from .messages import at_thread
+from .. import errors as E
+from ..messages import at_thread
 from .threads import BAR, DONE, GRID, RUN, WARP, Thread
 
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from . import errors as E
-from .messages import at_thread
+from .. import errors as E
+from ..messages import at_thread
+from ..trace import WARP_SIZE
 from .threads import BAR, DONE, RUN, WARP, Thread
-from .trace import WARP_SIZE
 
 VOTES = ("all_sync", "any_sync", "ballot_sync", "eq_sync")
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import operator
 import sys
 
-from .errors import OutOfBounds, ReadOnlyWrite, UninitializedRead, Unsupported
-from .trace import ATOMIC, READ, WRITE
+from ..errors import OutOfBounds, ReadOnlyWrite, UninitializedRead, Unsupported
+from ..trace import ATOMIC, READ, WRITE
 
 _SPACE_WORDS = {
     "global": "global array",

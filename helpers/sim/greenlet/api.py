@@ -11,8 +11,8 @@ import sys
 
 import numpy as np
 
-from .errors import LaunchError, Unsupported
-from .trace import WARP_SIZE
+from ..errors import LaunchError, Unsupported
+from ..trace import WARP_SIZE
 
 
 class _Namespace:
@@ -85,7 +85,7 @@ class SimCuda:
             array=lambda shape, dtype, alignment=None: r.local_array(shape, dtype, sys._getframe(1))
         )
         self.const = _Namespace(array_like=lambda ary: r.const_array(ary, sys._getframe(1)))
-        from .grid import GridGroup
+        from ..grid import GridGroup
 
         group = GridGroup(r)
         self.cg = _Namespace(this_grid=lambda: group)

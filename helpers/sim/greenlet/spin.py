@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
+from .. import errors as E
+from ..messages import diagnostic
+from ..trace import WRITE
 from . import assemble
-from . import errors as E
-from .messages import diagnostic
 from .threads import BAR, DONE, SPIN, Thread
-from .trace import WRITE
 
 CHECK = 20_000  # steps between looks
 

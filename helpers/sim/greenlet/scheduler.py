@@ -24,16 +24,17 @@ from typing import Any, Sequence
 import numpy as np
 from greenlet import greenlet
 
-from . import assemble, barriers, binding, grid, spin, warps
-from . import errors as E
+from .. import binding, grid
+from .. import errors as E
+from ..kernel import py_func, rebind
+from ..messages import at_thread, diagnostic, kernel_frame, plain_words, source_at, user_frame
+from ..options import Options
+from ..trace import WARP_SIZE, ArrayInfo, Trace
+from . import assemble, barriers, spin, warps
 from .api import ALIASES, SimCuda
-from .kernel import py_func, rebind
 from .memory import SimArray
-from .messages import at_thread, diagnostic, kernel_frame, plain_words, source_at, user_frame
-from .options import Options
 from .spaces import Spaces
 from .threads import BAR, DONE, GRID, RUN, SPIN, WARP, Dim3, Thread, Wait
-from .trace import WARP_SIZE, ArrayInfo, Trace
 
 # diagnostics held back while some threads of the block wait at a barrier: the thread that raised
 # one may have skipped that barrier, and then the divergence is the verdict (the same on every seed)

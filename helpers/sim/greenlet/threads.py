@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from . import errors as E
-from .messages import source_at
-from .trace import WARP_SIZE
+from .. import errors as E
+from ..messages import source_at
+from ..trace import WARP_SIZE
 
 # thread states (SPIN: re-reading memory that nothing changes; `result` holds the record count then)
 RUN, BAR, WARP, DONE, SPIN, GRID = 0, 1, 2, 3, 4, 5  # GRID: at cuda.cg.this_grid().sync()
