@@ -26,8 +26,9 @@ from ..semantics import ALIASES, ATOMICS, COMMUTING, MATH_FUNCTIONS, SPIN_CHECK,
 from ..trace import ACCESS_DTYPE, ATOMIC, READ, ArrayInfo, Site, Trace
 from . import races
 from .api import BUILTINS, LMATH, LMATH_FUNCTIONS, Cast, LCuda, NumbaProxy, NumpyProxy, cast
-from .control import UNDEF, Control, Stop
+from .control import UNDEF, Control
 from .memory import COMMUTES, DEFERRED, USED, LArray, Storage, words
+from .stop import Stop
 from .transform import compile_fn, site_info
 from .values import LaneError, Mixed, V, split, truth
 from .warps import Warps
@@ -126,7 +127,7 @@ class Run:
         a = binding.kernel_argument(name, a)
         if isinstance(a, np.ndarray):
             if not a.flags.c_contiguous:
-                raise Stop(f"unsupported: argument `{name}` is not C-contiguous")
+                raise Stop.unsupported(f"argument `{name}` is not C-contiguous")
             aid = self._add_array(name, "global", a.shape, a.dtype, role)
             if self.tracing:
                 self.before[name] = a.copy()
@@ -161,19 +162,19 @@ class Run:
                 if type(i) is V:
                     a, _, d = split(i)
                     if d.kind not in "iub":
-                        raise Stop("unsupported: a float index")
+                        raise Stop.unsupported("a float index")
                     am = a[m]
                     if am.size and (am.min() < -obj.shape[k] or am.max() >= obj.shape[k]):
-                        raise Stop("diagnostic: an index out of a global NumPy array (KernelException)")
+                        raise Stop.diagnostic(E.KernelException, "an index out of a global NumPy array")
                     cols.append(np.where(m, a, 0))
                 else:
                     cols.append(i)
             return V(obj[tuple(cols)], False)
-        raise Stop(f"unsupported: indexing a {type(obj).__name__} with a per-thread index")
+        raise Stop.unsupported(f"indexing a {type(obj).__name__} with a per-thread index")
 
     def st(self, value: Any, obj: Any, site: int, idx: tuple) -> None:
         if type(obj) is not LArray:
-            raise Stop(f"unsupported: assigning into a {type(obj).__name__}")
+            raise Stop.unsupported(f"assigning into a {type(obj).__name__}")
         self.site = site
         obj.store(site, idx, value)
 
@@ -184,25 +185,25 @@ class Run:
         if shim is not None:
             return shim(*args, **kw)
         if f is print:
-            raise Stop("unsupported: print")
+            raise Stop.unsupported("print")
         if not any(type(a) in (V, Mixed) for a in args) and not any(
             type(a) in (V, Mixed) for a in kw.values()
         ):
             if any(type(a) is LArray for a in args):
-                raise Stop(f"unsupported: calling {getattr(f, '__name__', f)} with an array")
+                raise Stop.unsupported(f"calling {getattr(f, '__name__', f)} with an array")
             return f(*args, **kw)
-        raise Stop(f"unsupported: calling {getattr(f, '__name__', f)!s} with per-thread values")
+        raise Stop.unsupported(f"calling {getattr(f, '__name__', f)!s} with per-thread values")
 
     def declare(self, space: str, lineno: int, site: int, *args: Any, **kw: Any) -> LArray:
         ctl = self.ctl
         if not ctl.live:
-            raise Stop(f"unsupported: an array declared where no thread runs (line {lineno})")
+            raise Stop.unsupported(f"an array declared where no thread runs (line {lineno})")
         if space == "const":
             ary = args[0] if args else kw["ary"]
             got = self.consts.get(id(ary))
             if got is None:
                 if type(ary) is LArray:
-                    raise Stop("diagnostic: cuda.const.array_like of a kernel argument (Unsupported)")
+                    raise Stop.diagnostic(E.Unsupported, "cuda.const.array_like of a kernel argument")
                 data = np.array(ary)
                 aid = self._decl((id(ary), "const"), site, "const", data.shape, data.dtype)
                 got = self.consts[id(ary)] = LArray(
@@ -300,10 +301,10 @@ class Run:
 
     def atomic(self, op: str, site: int, used: bool, ary: Any, *args: Any) -> Any:
         if type(ary) is not LArray:
-            raise Stop(f"diagnostic: cuda.atomic.{op} on a {type(ary).__name__} (Unsupported)")
+            raise Stop.diagnostic(E.Unsupported, f"cuda.atomic.{op} on a {type(ary).__name__}")
         fn = ATOMICS.get(op)
         if fn is None:
-            raise Stop(f"unsupported: cuda.atomic.{op}")
+            raise Stop.unsupported(f"cuda.atomic.{op}")
         if op == "compare_and_swap":
             idx, rest = (0,), args
         else:
@@ -328,8 +329,8 @@ class Run:
         for f in np.unique(fl).tolist():
             prev = seen.get(f)
             if prev is not None and (prev != cat or cat == USED):
-                raise Stop(
-                    "unsupported: order-dependent atomics on one element more than once in a barrier interval"
+                raise Stop.unsupported(
+                    "order-dependent atomics on one element more than once in a barrier interval"
                 )
             seen[f] = cat
             if cat == DEFERRED:
@@ -358,7 +359,7 @@ class Run:
         if self.deferred and kind != ATOMIC:
             d = self.deferred.get(id(st))
             if d is not None and not d.isdisjoint(np.atleast_1d(fl).tolist()):
-                raise Stop("unsupported: a plain access to an element with atomics pending in this interval")
+                raise Stop.unsupported("a plain access to an element with atomics pending in this interval")
         if self.races and st.space in ("shared", "global"):
             st.log.append((fl, lanes, kind, self.wepoch[lanes] if self.wepoch_used else None, site))
             if st.space == "global":
@@ -485,9 +486,8 @@ class Run:
 
     def _order_matters(self) -> None:
         if not self.opts.races:
-            raise Stop(
-                "unsupported: accesses whose order matters (races are off: the reference engine's "
-                "thread order decides)"
+            raise Stop.unsupported(
+                "accesses whose order matters (races are off: the reference engine's thread order decides)"
             )
 
     def diag(
@@ -612,7 +612,7 @@ class Run:
                 except LaneError as e:
                     raise self.diag("KernelException", f"a thread raised: {e}") from None
                 except RecursionError:
-                    raise Stop("unsupported: recursion") from None
+                    raise Stop.unsupported("recursion") from None
                 except Exception as e:  # noqa: BLE001 - a Python error in some thread: the reference reports it
                     raise self.diag("KernelException", f"the kernel raised {type(e).__name__}: {e}") from None
                 self.steps += 0

@@ -19,7 +19,7 @@ import textwrap
 import types
 from dataclasses import dataclass, field
 
-from .control import Stop
+from .stop import Stop
 
 _ALLOWED_STMT = (
     ast.Assign,
@@ -111,16 +111,16 @@ def _compile(fn: types.FunctionType) -> Compiled:
         src = textwrap.dedent(inspect.getsource(fn))
         tree = ast.parse(src)
     except (OSError, TypeError, SyntaxError, IndentationError):
-        raise Stop(f"unsupported: the source of {fn.__name__} is not available") from None
+        raise Stop.unsupported(f"the source of {fn.__name__} is not available") from None
     fdef = tree.body[0]
     if not isinstance(fdef, ast.FunctionDef):
-        raise Stop(f"unsupported: {fn.__name__} is not a plain function")
+        raise Stop.unsupported(f"{fn.__name__} is not a plain function")
     first = fn.__code__.co_firstlineno
     # decorators shift the def line: line numbers relative to the source block
     ast.increment_lineno(tree, first - 1 - (fdef.lineno - 1) + (fdef.lineno - 1))
     a = fdef.args
     if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults:
-        raise Stop(f"unsupported: {fn.__name__} has *args, **kwargs, keyword-only or default arguments")
+        raise Stop.unsupported(f"{fn.__name__} has *args, **kwargs, keyword-only or default arguments")
     filename = fn.__code__.co_filename
     _check(fdef, fn.__name__)
     t = _Rewriter(filename)
@@ -172,11 +172,11 @@ def _check(fdef: ast.FunctionDef, name: str) -> None:
         ):
             continue
         if isinstance(node, ast.stmt) and not isinstance(node, _ALLOWED_STMT):
-            raise Stop(f"unsupported: `{type(node).__name__}` statement at line {node.lineno} of {name}")
+            raise Stop.unsupported(f"`{type(node).__name__}` statement at line {node.lineno} of {name}")
         if isinstance(node, ast.expr) and not isinstance(node, _ALLOWED_EXPR):
-            raise Stop(f"unsupported: `{type(node).__name__}` expression at line {node.lineno} of {name}")
+            raise Stop.unsupported(f"`{type(node).__name__}` expression at line {node.lineno} of {name}")
         if isinstance(node, (ast.For, ast.While)) and node.orelse:
-            raise Stop(f"unsupported: a loop with `else` at line {node.lineno} of {name}")
+            raise Stop.unsupported(f"a loop with `else` at line {node.lineno} of {name}")
         if isinstance(node, ast.For):
             it = node.iter
             is_range = (
@@ -188,44 +188,43 @@ def _check(fdef: ast.FunctionDef, name: str) -> None:
             if not isinstance(node.target, ast.Name) or not (
                 is_range or isinstance(it, (ast.Tuple, ast.Name))
             ):
-                raise Stop(
-                    f"unsupported: a `for` loop other than `for x in range(...)` at line {node.lineno} "
-                    f"of {name}"
+                raise Stop.unsupported(
+                    f"a `for` loop other than `for x in range(...)` at line {node.lineno} of {name}"
                 )
         if isinstance(node, ast.Assign):
             if len(node.targets) != 1 and not all(
                 isinstance(t, (ast.Name, ast.Subscript)) for t in node.targets
             ):
-                raise Stop(f"unsupported: chained assignment at line {node.lineno} of {name}")
+                raise Stop.unsupported(f"chained assignment at line {node.lineno} of {name}")
             tg = node.targets[0]
             if isinstance(tg, ast.Tuple) and not all(
                 isinstance(e, (ast.Name, ast.Subscript)) for e in tg.elts
             ):
-                raise Stop(f"unsupported: unpacking into elements at line {node.lineno} of {name}")
+                raise Stop.unsupported(f"unpacking into elements at line {node.lineno} of {name}")
             if isinstance(tg, ast.Attribute):
-                raise Stop(f"unsupported: assignment to an attribute at line {node.lineno} of {name}")
+                raise Stop.unsupported(f"assignment to an attribute at line {node.lineno} of {name}")
         if isinstance(node, ast.AugAssign) and not isinstance(node.target, (ast.Name, ast.Subscript)):
-            raise Stop(f"unsupported: augmented assignment at line {node.lineno} of {name}")
+            raise Stop.unsupported(f"augmented assignment at line {node.lineno} of {name}")
         if isinstance(node, ast.AnnAssign) and (node.value is None or not isinstance(node.target, ast.Name)):
-            raise Stop(f"unsupported: annotated assignment at line {node.lineno} of {name}")
+            raise Stop.unsupported(f"annotated assignment at line {node.lineno} of {name}")
         if isinstance(node, ast.Call):
             if any(isinstance(a, ast.Starred) for a in node.args) or any(
                 k.arg is None for k in node.keywords
             ):
-                raise Stop(f"unsupported: *args or **kwargs in a call at line {node.lineno} of {name}")
+                raise Stop.unsupported(f"*args or **kwargs in a call at line {node.lineno} of {name}")
             if isinstance(node.func, ast.Name) and node.func.id == "print":
-                raise Stop(f"unsupported: print at line {node.lineno} of {name}")
+                raise Stop.unsupported(f"print at line {node.lineno} of {name}")
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
-            raise Stop(f"unsupported: a slice at line {node.lineno} of {name}")
+            raise Stop.unsupported(f"a slice at line {node.lineno} of {name}")
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple):
             if any(isinstance(e, ast.Slice) for e in node.slice.elts):
-                raise Stop(f"unsupported: a slice at line {node.lineno} of {name}")
+                raise Stop.unsupported(f"a slice at line {node.lineno} of {name}")
         if (
             isinstance(node, ast.Name)
             and node.id.startswith("_")
             and node.id[:2] in ("_C", "_R", "_U", "_t", "_w", "_F")
         ):
-            raise Stop(f"unsupported: a name starting with {node.id[:2]} at line {node.lineno} of {name}")
+            raise Stop.unsupported(f"a name starting with {node.id[:2]} at line {node.lineno} of {name}")
 
 
 def _name(n: str, ctx=None) -> ast.Name:
@@ -334,7 +333,7 @@ class _Rewriter:
             if isinstance(tg, ast.Subscript):
                 # Python evaluates the value first, then the array, then the index
                 return [ast.Expr(_call("_R", "st", [E(s.value), E(tg.value), self.site(tg), self.index(tg)]))]
-            raise Stop(f"unsupported: assignment target at line {s.lineno}")
+            raise Stop.unsupported(f"assignment target at line {s.lineno}")
         if isinstance(s, ast.AugAssign):
             tg = s.target
             if isinstance(tg, ast.Name):
@@ -428,7 +427,7 @@ class _Rewriter:
             return [ast.Expr(self.expr(s.value, discard=True))]
         if isinstance(s, ast.Pass):
             return [ast.Pass()]
-        raise Stop(f"unsupported: `{type(s).__name__}` at line {s.lineno}")
+        raise Stop.unsupported(f"`{type(s).__name__}` at line {s.lineno}")
 
     def assign(self, name: str, value: ast.expr, what: str) -> ast.Assign:
         self.assigned.add(name)
@@ -449,7 +448,7 @@ class _Rewriter:
         if isinstance(e, (ast.Name, ast.Constant)):
             return e
         if isinstance(e, ast.NamedExpr):
-            raise Stop(f"unsupported: `:=` at line {e.lineno}")
+            raise Stop.unsupported(f"`:=` at line {e.lineno}")
         if isinstance(e, ast.Attribute):
             return ast.Attribute(E(e.value), e.attr, ast.Load())
         if isinstance(e, ast.Tuple):
@@ -529,4 +528,4 @@ class _Rewriter:
             if isinstance(f, ast.Attribute) and isinstance(f.value, (ast.Name, ast.Attribute)):
                 return ast.Call(E(f), args, kws)  # cuda.*, math.*, numba.float32... (shims)
             return _call("_R", "call", [E(f)] + args, kws)
-        raise Stop(f"unsupported: `{type(e).__name__}` at line {e.lineno}")
+        raise Stop.unsupported(f"`{type(e).__name__}` at line {e.lineno}")
