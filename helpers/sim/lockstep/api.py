@@ -155,6 +155,7 @@ def _lanewise(f, what: str):
         return from_lanes(vals, m, n, what)
 
     g.__name__ = getattr(f, "__name__", what)
+    g._lockstep = True  # _R.call runs it as it is (it takes lane values)
     return g
 
 
