@@ -22,7 +22,7 @@ from ..messages import diagnostic, source_at, user_frame
 from ..options import Options
 from ..poison import poison
 from ..threads import Dim3
-from ..trace import ACCESS_DTYPE, ATOMIC, READ, ArrayInfo, Site, Trace
+from ..trace import ACCESS_DTYPE, ATOMIC, READ, ArrayInfo, Site, Trace, moves_table
 from . import races
 from .api import BUILTINS, MATH, Cast, LCuda, NumbaProxy, NumpyProxy, cast
 from .control import UNDEF, Control, Stop
@@ -79,6 +79,7 @@ class Run:
         self.decl: dict = {}
         self.consts: dict = {}
         self.chunks: list = []
+        self.moves: list = []  # (block, epoch, thread, src thread, len(chunks)) per lane a shuffle fed
         self.first: dict = {}  # site -> first use key, for numbering sites as the greenlet engine does
         self._numba, self._cuda_mod = numba, real_cuda
         from ..api import ALIASES
@@ -707,9 +708,18 @@ class Run:
                 for k in np.flatnonzero(~np.array(oscal)).tolist():
                     occ[ends[k] - lens[k] : ends[k]] = chunks[k][6]
             acc["index"], acc["occ"] = index, occ
+            acc["issue"] = np.repeat(np.arange(nc, dtype=np.int32), lens)  # a chunk is one issued instruction
         after = {st.name: st.data.reshape(st.shape).copy() for st in self.globals_st}
+        moved = moves_table(acc, acc["issue"], self.moves, self.n)
         return Trace(
-            tuple(self.griddim), tuple(self.blockdim), list(self.arrays), sites, acc, dict(self.before), after
+            tuple(self.griddim),
+            tuple(self.blockdim),
+            list(self.arrays),
+            sites,
+            acc,
+            dict(self.before),
+            after,
+            moved,
         )
 
 
