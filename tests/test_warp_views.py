@@ -99,5 +99,6 @@ def test_both_engines_record_the_same_shuffles():
     got = []
     for engine in ("greenlet", "lockstep"):
         args = tuple(np.copy(v) if isinstance(v, np.ndarray) else v for v in case.args.values())
-        got.append(sorted(sim.launch(p.reference, case.grid, case.block, args, engine=engine).trace.moves.tolist()))
+        trace = sim.launch(p.reference, case.grid, case.block, args, engine=engine).trace
+        got.append(sorted(trace.moves.tolist()))
     assert got[0] == got[1] and len(got[0]) > 0
