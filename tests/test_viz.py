@@ -21,12 +21,13 @@ from helpers.viz import analysis as an  # noqa: E402
 
 
 def make_trace(grid, block, arrays, rows, nsites=1):
-    """A Trace from (block, thread, array, index, kind, epoch, site, occ) tuples, arrays as
-    (name, space, shape, dtype, role)."""
+    """A Trace from (block, thread, array, index, kind, epoch, site, occ[, issue]) tuples, arrays as
+    (name, space, shape, dtype, role); `issue` is -1 (unknown, as the greenlet engine records) if left out."""
     infos = [
         ArrayInfo(i, n, sp, tuple(sh), np.dtype(dt), role) for i, (n, sp, sh, dt, role) in enumerate(arrays)
     ]
     sites = [Site(i, "k.py", 10 + i, f"line {i}") for i in range(nsites)]
+    rows = [tuple(r) + (-1,) * (len(ACCESS_DTYPE.names) - len(r)) for r in rows]
     return Trace(tuple(grid), tuple(block), infos, sites, np.array(rows, ACCESS_DTYPE))
 
 

@@ -13,8 +13,18 @@ fills a `Trace`, the harness and the visualizers only read it.
     epoch   int32  barrier interval: how many syncthreads the thread had passed
     site    int32  index into `Trace.sites` (one per access instruction)
     occ     int32  how many times this thread had already executed this site in
-                   this epoch; lanes of one warp with equal (epoch, site, occ)
-                   executed the access together, as one warp instruction
+                   this epoch
+    issue   int32  which instruction the block issued (the lockstep engine, which
+                   runs a warp's lanes together, knows it); -1 where the engine does
+                   not (greenlet runs threads one by one)
+
+Lanes of one warp executed an access together, as one warp instruction, when they
+share `issue` (where known) or else (epoch, site, occ). The two differ in divergent
+loops: when lanes run different numbers of trips, the n-th execution of a site is a
+different instruction for different lanes.
+
+`Trace.moves` (MOVE_DTYPE) records the values that travelled between lanes through
+warp shuffles: one row per receiving lane, so that a picture can draw what fed a write.
 
 Shared arrays have one `ArrayInfo` per declaration and one copy per block (the
 `block` column says which); local arrays one copy per thread.
@@ -41,8 +51,42 @@ ACCESS_DTYPE = np.dtype(
         ("epoch", "i4"),
         ("site", "i4"),
         ("occ", "i4"),
+        ("issue", "i4"),
     ]
 )
+
+MOVE_DTYPE = np.dtype(
+    [
+        ("block", "i4"),
+        ("thread", "i4"),  # the lane that received the value (linear thread id)
+        ("src", "i4"),  # the lane whose value it received
+        ("epoch", "i4"),
+        ("before", "i4"),  # how many trace rows of `thread` came before the shuffle
+        ("round", "i4"),  # how many shuffles `thread` had received before this one
+    ]
+)
+
+
+def moves_table(acc: np.ndarray, position: np.ndarray, moves, nthreads: int) -> np.ndarray:
+    """MOVE_DTYPE rows from an engine's raw shuffle records (block, epoch, thread, src, pos), `pos`
+    counted in the engine's own order of `position` (one value per acc row, ascending per thread):
+    `before` becomes the number of the thread's rows before the shuffle, the same in every engine."""
+    raw = np.array(list(moves), np.int64).reshape(-1, 5)
+    out = np.zeros(len(raw), MOVE_DTYPE)
+    if not len(raw):
+        return out
+    span = int(max(position.max(initial=0), raw[:, 4].max())) + 1
+    who = acc["block"].astype(np.int64) * nthreads + acc["thread"]
+    keys = np.sort(who * span + position)
+    mine = raw[:, 0] * nthreads + raw[:, 2]
+    out["before"] = np.searchsorted(keys, mine * span + raw[:, 4]) - np.searchsorted(keys, mine * span)
+    for k, f in enumerate(("block", "epoch", "thread", "src")):
+        out[f] = raw[:, k]
+    order = np.argsort(mine, kind="stable")  # records are in time order: a thread's k-th is its round k
+    m = mine[order]
+    first = np.maximum.accumulate(np.where(np.r_[True, m[1:] != m[:-1]], np.arange(len(m)), 0))
+    out["round"][order] = np.arange(len(m)) - first
+    return out
 
 
 @dataclass(frozen=True)
@@ -94,6 +138,7 @@ class Trace:
     acc: np.ndarray  # ACCESS_DTYPE rows
     before: dict = field(default_factory=dict)  # global array name -> contents before the launch
     after: dict = field(default_factory=dict)  # global array name -> contents after the launch
+    moves: np.ndarray = field(default_factory=lambda: np.zeros(0, MOVE_DTYPE))  # shuffles (MOVE_DTYPE)
 
     @property
     def nblocks(self) -> int:
@@ -152,10 +197,13 @@ class Trace:
         if len(rows) == 0:
             return []
         warp = rows["thread"] // WARP_SIZE
+        known = rows["issue"] >= 0  # the instruction issued, where the engine knows it
+        occ = np.where(known, -1, rows["occ"])
         order = np.lexsort(
             (
                 rows["thread"],
-                rows["occ"],
+                rows["issue"],
+                occ,
                 rows["site"],
                 rows["epoch"],
                 warp,
@@ -164,8 +212,8 @@ class Trace:
                 rows["kind"],
             )
         )
-        r, w = rows[order], warp[order]
-        key = np.stack([r["block"], w, r["epoch"], r["site"], r["occ"], r["array"], r["kind"]], axis=1)
+        r, w, o = rows[order], warp[order], occ[order]
+        key = np.stack([r["block"], w, r["epoch"], r["site"], o, r["issue"], r["array"], r["kind"]], axis=1)
         starts = np.flatnonzero(np.r_[True, np.any(key[1:] != key[:-1], axis=1)])
         ends = np.r_[starts[1:], len(r)]
         return [

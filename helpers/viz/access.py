@@ -531,7 +531,7 @@ def draw_access_map(
         )
     key = [
         "dot = a thread read this cell;  filled cell = a thread wrote it (colour and tN: which thread);  "
-        "line = the reads of a thread that fed its write"
+        "line = a read that fed a write (the writer's own, or another lane's through a warp shuffle)"
     ]
     if lay.epochs_shown < lay.epochs_total:
         notes.append(

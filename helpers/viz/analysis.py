@@ -74,38 +74,68 @@ def node_epoch(trace: Trace, array_id: int, epoch: int) -> int:
 
 
 def edges(trace: Trace, block: int) -> np.ndarray:
-    """What each thread of `block` read before each of its writes: EDGE_DTYPE rows, deduplicated.
+    """What fed each write of `block`'s threads: EDGE_DTYPE rows, deduplicated.
 
     Data flow through registers is invisible to the trace, so this is a rule of thumb: a write
     (or atomic) is fed by the reads its thread made in the same barrier interval since its last
-    write; those reads are used up. With no such read, a write to global memory is fed by every
-    read still unused (a value accumulated in a register over several intervals, as in a tiled
-    matmul); a shared write then has no edge, since it is as likely a constant (zero padding of
-    a tile) as a value carried over a barrier.
+    write, and by those that reached it through warp shuffles (`Trace.moves`: a lane that receives
+    a shuffled value receives what fed it, so a warp reduction's write is fed by every lane's read);
+    those reads are used up. With no such read, a write to global memory is fed by every read still
+    unused (a value accumulated in a register over several intervals, as in a tiled matmul); a
+    shared write then has no edge, since it is as likely a constant (zero padding of a tile) as a
+    value carried over a barrier. Values passed through shared memory show as two steps: a thread's
+    write to the shared cell, and the read of that cell that fed another thread's write.
     """
     drawn = {a.id for a in drawn_arrays(trace)}
-    rows = trace.acc[(trace.acc["block"] == block) & np.isin(trace.acc["array"], list(drawn))]
-    if len(rows) == 0:
+    rows = trace.acc[trace.acc["block"] == block]
+    if not np.isin(rows["array"], list(drawn)).any():
         return np.zeros(0, EDGE_DTYPE)
-    order = np.argsort(rows["thread"], kind="stable")  # keeps each thread's execution order
-    rows = rows[order]
+    rows = rows[np.argsort(rows["thread"], kind="stable")]  # keeps each thread's execution order
     shared = np.array([a.space == "shared" for a in trace.arrays])
     epoch_key = np.where(shared[rows["array"]], rows["epoch"], -1)
-    out = set()
-    pending: list = []
-    current = None
-    for r, ek in zip(rows.tolist(), epoch_key.tolist()):
-        thread, arr, idx, kind, epoch = r[1], r[2], r[3], r[4], r[5]
-        if thread != current:
-            current, pending = thread, []
-        if kind == READ:
-            pending.append((arr, ek, idx, epoch))
-            continue
-        same = [p for p in pending if p[3] == epoch]
-        feed = same or (pending if ek < 0 else [])
-        for sa, se, si, _ in feed:
-            out.add((thread, sa, se, si, arr, ek, idx))
-        pending = [p for p in pending if p[3] != epoch] if same else ([] if ek < 0 else pending)
+    threads, starts = np.unique(rows["thread"], return_index=True)
+    start_of = dict(zip(threads.tolist(), starts.tolist()))
+    end_of = dict(zip(threads.tolist(), np.r_[starts[1:], len(rows)].tolist()))
+    listed, keys = rows.tolist(), epoch_key.tolist()
+    out: set = set()
+    pending: dict = {}  # thread -> reads not yet used by a write: (array, epoch key, index, epoch)
+    cursor = dict(start_of)
+
+    def advance(thread: int, upto: int) -> None:
+        """Play `thread`'s rows up to its `upto`-th (all of them when upto is None)."""
+        k, end = cursor.get(thread), end_of.get(thread)
+        if k is None:
+            return
+        stop = end if upto is None else min(end, start_of[thread] + upto)
+        mine = pending.setdefault(thread, set())
+        for i in range(k, stop):
+            r, ek = listed[i], keys[i]
+            arr, idx, kind, epoch = r[2], r[3], r[4], r[5]
+            if arr not in drawn:
+                continue
+            if kind == READ:
+                mine.add((arr, ek, idx, epoch))
+                continue
+            same = {p for p in mine if p[3] == epoch}
+            for sa, se, si, _ in same or (mine if ek < 0 else ()):
+                out.add((thread, sa, se, si, arr, ek, idx))
+            if same:
+                mine -= same
+            elif ek < 0:
+                mine.clear()
+        cursor[thread] = max(k, stop)
+
+    moves = trace.moves[trace.moves["block"] == block]
+    for rnd in np.unique(moves["round"]).tolist():
+        now = moves[moves["round"] == rnd]
+        for t, before in zip(now["thread"].tolist(), now["before"].tolist()):
+            advance(t, before)
+        got = {s: set(pending.get(s, ())) for s in set(now["src"].tolist())}
+        for t, src in zip(now["thread"].tolist(), now["src"].tolist()):
+            if src != t:
+                pending.setdefault(t, set()).update(got[src])
+    for t in threads.tolist():
+        advance(t, None)
     return np.array(sorted(out), EDGE_DTYPE)
 
 

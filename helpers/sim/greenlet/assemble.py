@@ -13,15 +13,22 @@ from typing import Any
 
 import numpy as np
 
-from ..trace import ACCESS_DTYPE, ArrayInfo, Site, Trace
+from ..trace import ACCESS_DTYPE, ArrayInfo, Site, Trace, moves_table
 from .threads import canon_site
 
 
 def build(
-    rec: list, griddim: tuple, blockdim: tuple, arrays: list[ArrayInfo], before: dict, after: dict
+    rec: list,
+    griddim: tuple,
+    blockdim: tuple,
+    arrays: list[ArrayInfo],
+    before: dict,
+    after: dict,
+    moves: list = (),
 ) -> Trace:
     n = len(rec)
     acc = np.zeros(n, ACCESS_DTYPE)
+    acc["issue"] = -1  # threads run one by one here: which instruction a warp issued is unknown
     sites: list[Site] = []
     lines: dict = {}
     canon: dict = {}
@@ -72,7 +79,9 @@ def build(
         idx = np.arange(n)
         start = np.maximum.accumulate(np.where(new_group, idx, 0))
         acc["occ"][order] = idx - start
-    return Trace(tuple(griddim), tuple(blockdim), list(arrays), sites, acc, dict(before), after)
+    # a shuffle's position: the number of records made before it (acc rows are in record order)
+    moved = moves_table(acc, np.arange(n), moves, int(np.prod(blockdim)))
+    return Trace(tuple(griddim), tuple(blockdim), list(arrays), sites, acc, dict(before), after, moved)
 
 
 def line_of(code: Any, offset: int, cache: dict | None = None) -> int:

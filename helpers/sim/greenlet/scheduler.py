@@ -72,6 +72,7 @@ class Run:
         self.steps, self.step_limit, self.timeout = 0, opts.max_steps, opts.timeout
         self.max_steps = min(self.step_limit, SPIN_CHECK)
         self.rec: list = []
+        self.moves: list = []  # (block, epoch, thread, src thread, len(rec)) per lane a shuffle fed
         self.arrays: list[ArrayInfo] = []
         self.storages: dict = {}  # array id -> its latest Storage (this block's, for shared)
         self.cur: Thread | None = None
@@ -513,4 +514,6 @@ class Run:
             for name, a in zip(self.params, self.kargs)
             if isinstance(a, SimArray)
         }
-        return assemble.build(self.rec, self.griddim, self.blockdim, self.arrays, self.before, after)
+        return assemble.build(
+            self.rec, self.griddim, self.blockdim, self.arrays, self.before, after, self.moves
+        )

@@ -62,12 +62,16 @@ def resolve_warps(run: Any) -> bool:
                     th,
                     th.wait.frame,
                 )
-            complete(op, mask, group, by_lane)
+            complete(op, mask, group, by_lane, run.moves if run.tracing else None, len(run.rec))
             progressed = True
     return progressed
 
 
-def complete(op: str, mask: int, group: list[Thread], by_lane: dict) -> None:
+def complete(
+    op: str, mask: int, group: list[Thread], by_lane: dict, moves: list | None = None, pos: int = 0
+) -> None:
+    """`moves` (when tracing) receives (block, epoch, thread, src thread, pos) per lane a shuffle fed,
+    `pos` being the number of trace records made so far."""
     vals = {g.lane: g.wait.value for g in group}
     if op == "syncwarp":
         for g in group:
@@ -118,6 +122,8 @@ def complete(op: str, mask: int, group: list[Thread], by_lane: dict) -> None:
                     g.wait.frame,
                 )
             g.result = vals[src]
+            if moves is not None:
+                moves.append((g.b, g.epoch, g.t, by_lane[src].t, pos))
     for g in group:
         g.state = RUN
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..trace import ACCESS_DTYPE, Site, Trace
+from ..trace import ACCESS_DTYPE, Site, Trace, moves_table
 from .transform import site_info
 
 
@@ -47,7 +47,9 @@ def assemble(run: Any) -> Trace:
             for k in np.flatnonzero(~np.array(oscal)).tolist():
                 occ[ends[k] - lens[k] : ends[k]] = chunks[k][6]
         acc["index"], acc["occ"] = index, occ
+        acc["issue"] = np.repeat(np.arange(nc, dtype=np.int32), lens)  # a chunk is one issued instruction
     after = {st.name: st.data.reshape(st.shape).copy() for st in run.globals_st}
+    moved = moves_table(acc, acc["issue"], run.moves, run.n)
     return Trace(
-        tuple(run.griddim), tuple(run.blockdim), list(run.arrays), sites, acc, dict(run.before), after
+        tuple(run.griddim), tuple(run.blockdim), list(run.arrays), sites, acc, dict(run.before), after, moved
     )

@@ -68,6 +68,7 @@ class Run(Declarations, Reports):
         self.decl: dict = {}
         self.consts: dict = {}
         self.chunks: list = []
+        self.moves: list = []  # (block, epoch, thread, src thread, len(chunks)) per lane a shuffle fed
         self.first: dict = {}  # site -> first use key, for numbering sites as the greenlet engine does
         self._numba, self._cuda_mod = numba, real_cuda
         self._aliases = {id(getattr(real_cuda, n)): n for n in ALIASES if hasattr(real_cuda, n)}

@@ -131,6 +131,9 @@ class Warps:
                 "the mask or does not exist in this block: on a real GPU the result is undefined",
                 lane=i,
             )
+        if run.tracing:
+            pos = len(run.chunks)
+            run.moves.extend((run.b, run.epoch, t, int(self.base[t] + src[t]), pos) for t in act.tolist())
         if type(value) not in (V, Mixed):
             return value
         srcg = np.where(ctl.m, self.base + src, np.arange(run.n))
