@@ -80,11 +80,65 @@ COUNTS = {
 }
 
 
-def per_thread(name: str, limit: Limit) -> Rule:
-    """At most `limit` accesses of one kind (a key of COUNTS) by any thread."""
+def _once(values: Callable[[Trace], np.ndarray]) -> Callable[[Trace], np.ndarray]:
+    """`values` computed once per trace: the harness reads the maxima, then the rule's check."""
+    last: list = [None, None]
+
+    def cached(trace):
+        if last[0] is not trace:
+            last[0], last[1] = trace, values(trace)
+        return last[1]
+
+    return cached
+
+
+def _per_array(trace, space, kind, blk, thr) -> tuple[str, bool]:
+    """What one thread's accesses of one kind were, per array: how many, at how many distinct
+    elements, and per output element it wrote."""
+    ids = [a.id for a in trace.arrays if a.space == space]
+    acc = trace.acc
+    mine = acc[
+        (acc["block"] == blk) & (acc["thread"] == thr) & np.isin(acc["array"], ids) & (acc["kind"] == kind)
+    ]
+    out_ids = [a.id for a in trace.arrays if a.space == "global"]
+    wrote = int(
+        (
+            (acc["block"] == blk)
+            & (acc["thread"] == thr)
+            & np.isin(acc["array"], out_ids)
+            & (acc["kind"] != READ)
+        ).sum()
+    )
+    parts, repeated = [], False
+    for aid in np.unique(mine["array"]):
+        rows = mine[mine["array"] == aid]
+        distinct = len(np.unique(rows["index"]))
+        repeated |= distinct < len(rows)
+        per = f", {len(rows) / wrote:.3g} per output element it wrote" if wrote and kind == READ else ""
+        again = f", each about {len(rows) / distinct:.2g} times" if distinct < len(rows) else ", each once"
+        parts.append(
+            f"`{trace.arrays[int(aid)].name}` {len(rows)} times ({distinct} distinct elements{again}{per})"
+        )
+    return ("; ".join(parts), repeated)
+
+
+# advice when every value read was a different one: reusing them would not help
+_SHARE = {
+    "global_reads": "Every value it read was a different one, so reuse will not help: it reads more than "
+    "its share. Give the work to more threads (each its own part), or stop as soon as the answer is known.",
+    "shared_reads": "Every value it read was a different one: it does more than its share of the block's "
+    "work. Split the reads evenly across the block's threads.",
+}
+
+
+def per_thread(name: str, limit: Limit, advice: str | None = None) -> Rule:
+    """At most `limit` accesses of one kind (a key of COUNTS) by any thread. `advice`: the rule of
+    the exercise in one sentence (e.g. "stop at the first hit with a warp vote"), said instead of
+    the generic advice."""
     space, kind = COUNTS[name]
     label = name.replace("_", " ")
 
+    @_once
     def values(trace):
         return trace.counts(space=space, kind=kind)
 
@@ -95,12 +149,19 @@ def per_thread(name: str, limit: Limit) -> Rule:
         if m <= lim:
             return None
         blk, thr = np.unravel_index(int(counts.argmax()), counts.shape)
+        arrays, repeated = _per_array(trace, space, kind, int(blk), int(thr))
+        if advice:
+            tip = f"The rule of this exercise: {advice}"
+        elif not repeated and name in _SHARE:
+            tip = _SHARE[name]
+        else:
+            tip = ADVICE[name]
         return Finding(
             name,
             m,
             lim,
             f"thread {trace.thread_index(int(thr))} of block {trace.block_index(int(blk))} made {m} {label}; "
-            f"the budget is {lim} per thread. " + ADVICE[name],
+            f"the budget is {lim} per thread. Over budget: {arrays}. " + tip,
             "counts",
         )
 
@@ -321,12 +382,15 @@ class Budget:
     shared_bytes: Limit = None  # per block, static + dynamic
     global_atomics_per_block: Limit = None
     min_coalescing: float | None = None  # every source line's global accesses: ideal / moved sectors
+    # {rule name: the exercise's rule in one sentence}, said when that rule is broken (instead of the
+    # generic advice), e.g. {"global_reads": "stop at the first hit with a warp vote (cuda.any_sync)."}
+    advice: Any = None
 
     def rules(self) -> tuple[Rule, ...]:
         """Every standard rule, in the order the harness checks them (count rules even when unlimited:
         a passing Result reports their maxima)."""
         return (
-            *(per_thread(f, getattr(self, f)) for f in COUNTS),
+            *(per_thread(f, getattr(self, f), (self.advice or {}).get(f)) for f in COUNTS),
             shared_bytes_per_block(self.shared_bytes),
             min_coalescing(self.min_coalescing),
             global_atomics_per_block(self.global_atomics_per_block),

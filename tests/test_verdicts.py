@@ -328,7 +328,7 @@ def test_ch04_divergence_verdict_has_the_standard_header_and_honours_the_seed():
         text = str(info.value)
         assert info.value.field == "paths_per_warp"
         n = len(p.cases(np.random.default_rng(seed)))
-        assert text.startswith(f"Puzzle `ch04_warp_uniform` failed on case 1 of {n}:")
+        assert text.startswith(f"Puzzle `ch04_warp_uniform` failed on case 0 (cases 0 to {n - 1}):")
         assert f"(seed {seed}: puzzles.check('ch04_warp_uniform'" in text and f"seed={seed}" in text
     check(p, p.reference, seed=7, gpu=False)
 
