@@ -19,7 +19,7 @@ import numpy as np
 
 from . import sim
 from .compare import compare, render_diff
-from .orders import order_problem
+from .orders import order_note, order_problem
 from .puzzle import Puzzle, RunRecord
 from .runs import (
     _judge,
@@ -129,6 +129,8 @@ def check(
             if ctx.float64 and puzzle.float64 == "reject":
                 raise _Stop(OverBudget, ctx.float64[0], extra=("float64", ctx.float64[1], 0))
         except _Stop as stop:
+            if stop.record is not None and all(r is not stop.record for r in runs):
+                runs.append(stop.record)  # the failing case's record, last
             raise _verdict(stop, ctx, kernel) from None
     stages = ["simulator", "PTX sm_75"] if ctx.ptx else ["simulator"]
     if gpu is None:
@@ -307,7 +309,12 @@ def _sim_case(puzzle, kernel, case, k, ctx, maxima, prepared=None) -> RunRecord:
     for n in puzzle.outputs:
         if n in record.wrong:
             problem = compare(record.expected[n], outputs[n], puzzle, name=n, trace=trace)
-            raise _Stop(WrongAnswer, f"`{n}` is wrong:\n{problem}", k, record=record)
+            note = (
+                "" if puzzle.cross_block_races else order_note(puzzle, kernel, record, ctx.seed, ctx.deadline)
+            )
+            raise _Stop(
+                WrongAnswer, f"`{n}` is wrong:\n{problem}", k, also=[note] if note else [], record=record
+            )
     if not puzzle.cross_block_races:
         found = order_problem(puzzle, kernel, record, ctx.seed, ctx.deadline)
         if found:

@@ -26,29 +26,51 @@ WHY = (
 )
 
 
-def order_problem(puzzle, kernel, record, seed: int, deadline=None) -> tuple | None:
-    """(verdict class, body, extra arguments) when case `record.case` ends differently with the blocks
-    in another order than in the run `record` holds (whose outputs were right), else None."""
+def _outcomes(puzzle, kernel, record, seed: int, deadline):
+    """(order, diagnostic or None, first wrong output's description or None) per order of ORDERS."""
     case = record.case
-    if int(np.prod(case.grid)) < 2:
-        return None
     for order in ORDERS:
         args, roles, outputs, _ = prepare_args(puzzle, case)
         try:
             _launch(puzzle, kernel, case, args, roles, seed, trace=False, deadline=deadline, order=order)
         except sim.SimulatorError as err:
-            if not getattr(err, "completed", False):
-                body = (
-                    f"With the blocks run {_NAMES[order]}, the kernel fails where the shuffled order "
-                    f"passed:\n{type(err).__name__}: {err}\n\n{WHY}"
-                )
-                return KernelDiagnosed, body, (err,)
-        for n in puzzle.outputs:
-            problem = compare(record.expected[n], outputs[n], puzzle)
-            if problem:
-                body = (
-                    f"`{n}` depends on the order the blocks run in: right in the shuffled order, wrong "
-                    f"with the blocks run {_NAMES[order]}:\n{problem}\n\n{WHY}"
-                )
-                return WrongAnswer, body, ()
+            if not getattr(err, "completed", False):  # an uninitialised read that finished: judge it
+                yield order, err, None
+                continue
+        problems = (compare(record.expected[n], outputs[n], puzzle) for n in puzzle.outputs)
+        yield order, None, next(((n, p) for n, p in zip(puzzle.outputs, problems) if p), None)
+
+
+def order_problem(puzzle, kernel, record, seed: int, deadline=None) -> tuple | None:
+    """(verdict class, body, extra arguments) when case `record.case` ends differently with the blocks
+    in another order than in the run `record` holds (whose outputs were right), else None."""
+    if int(np.prod(record.case.grid)) < 2:
+        return None
+    for order, err, wrong in _outcomes(puzzle, kernel, record, seed, deadline):
+        if err is not None:
+            body = (
+                f"With the blocks run {_NAMES[order]}, the kernel fails where the shuffled order "
+                f"passed:\n{type(err).__name__}: {err}\n\n{WHY}"
+            )
+            return KernelDiagnosed, body, (err,)
+        if wrong:
+            body = (
+                f"`{wrong[0]}` depends on the order the blocks run in: right in the shuffled order, wrong "
+                f"with the blocks run {_NAMES[order]}:\n{wrong[1]}\n\n{WHY}"
+            )
+            return WrongAnswer, body, ()
     return None
+
+
+def order_note(puzzle, kernel, record, seed: int, deadline=None) -> str:
+    """For a run whose outputs were wrong: a paragraph saying so when another block order gives the
+    right answer (the result depends on the order), else ""."""
+    if int(np.prod(record.case.grid)) < 2:
+        return ""
+    for order, err, wrong in _outcomes(puzzle, kernel, record, seed, deadline):
+        if err is None and not wrong:
+            return (
+                f"With the blocks run {_NAMES[order]} the answer is right: your result depends on the "
+                f"order the blocks run in.\n{WHY}"
+            )
+    return ""

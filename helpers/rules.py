@@ -117,7 +117,8 @@ def _per_array(trace, space, kind, blk, thr) -> tuple[str, bool]:
         per = f", {len(rows) / wrote:.3g} per output element it wrote" if wrote and kind == READ else ""
         again = f", each about {len(rows) / distinct:.2g} times" if distinct < len(rows) else ", each once"
         parts.append(
-            f"`{trace.arrays[int(aid)].name}` {len(rows)} times ({distinct} distinct elements{again}{per})"
+            f"`{trace.arrays[int(aid)].name}` {len(rows)} times ({distinct} distinct "
+            f"element{'s' if distinct != 1 else ''}{again}{per})"
         )
     return ("; ".join(parts), repeated)
 

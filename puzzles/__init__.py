@@ -62,11 +62,11 @@ def get(name: str) -> Puzzle:
     reg = _load()
     if name not in reg:
         close = difflib.get_close_matches(name, list(reg), n=3, cutoff=0.6)
-        guess = (
-            "did you mean " + " or ".join(f"`{c}`" for c in close) + "?"
-            if close
-            else f"puzzles.names() lists all {len(reg)}"
-        )
+        guess = f"puzzles.names() lists all {len(reg)}"
+        if close:
+            guess = f"did you mean `{close[0]}`?" + (
+                f" (also close: {', '.join(f'`{c}`' for c in close[1:])})" if close[1:] else ""
+            )
         raise KeyError(f"no puzzle named {name!r}; {guess}")
     return reg[name]
 
