@@ -18,7 +18,7 @@ from typing import Callable
 import numpy as np
 
 from . import sim
-from .compare import compare, render_diff
+from .compare import compare, nothing_written, render_diff
 from .orders import order_note, order_problem
 from .puzzle import Puzzle, RunRecord
 from .runs import (
@@ -224,7 +224,7 @@ def _compile(puzzle, kernel, case, prepared, ctx) -> tuple:
     except ptx.NumbaRejected as e:
         msg = f"Puzzle `{puzzle.name}`: {e}"
         try:  # where the simulator knows more (a local array sized by an argument...), show it too
-            _launch(puzzle, kernel, case, prepare_args(puzzle, case)[0], roles, ctx.seed, False, ctx.deadline)
+            _launch(puzzle, kernel, case, args, roles, ctx.seed, False, ctx.deadline)  # args unused now
         except (sim.errors.Unsupported, sim.errors.LaunchError) as s:
             msg += f"\nThe simulator says: {s}"
         except Exception:  # noqa: BLE001 - any other outcome adds nothing to Numba's verdict
@@ -325,36 +325,9 @@ def _sim_case(puzzle, kernel, case, k, ctx, maxima, prepared=None) -> RunRecord:
 
 def _wrote_something(puzzle, trace, k, ctx, record) -> None:
     """A kernel that wrote none of its outputs: say which, and why (no thread reached a store)."""
-    out_ids = [trace.array(n).id for n in puzzle.outputs]
-    stores = trace.acc["kind"] != READ
-    if (np.isin(trace.acc["array"], out_ids) & stores).any():
-        return
-    others = sorted(
-        {
-            trace.arrays[a].name
-            for a in np.unique(trace.acc["array"][stores])
-            if trace.arrays[a].space == "global"
-        }
-    )
-    reads = int((trace.acc["kind"] == READ).sum())
-    outs = ", ".join(f"`{n}`" for n in puzzle.outputs)
-    did = (
-        f"They wrote only {', '.join(f'`{o}`' for o in others)}."
-        if others
-        else f"They ran (they made {reads} reads) but stored nothing to global memory."
-        if reads
-        else "They made no global memory access at all."
-    )
-    raise _Stop(
-        WrongAnswer,
-        f"`{ctx.kernel_name}` wrote nothing to {outs}: none of its {trace.nblocks * trace.nthreads} "
-        f"threads reached a store to {'it' if len(puzzle.outputs) == 1 else 'them'}. {did} Look at the "
-        "condition in front of the store: a guard such as `if i < n:` that no thread passes (an index "
-        "that left out the block's offset, a comparison the wrong way round, the wrong size), or a "
-        "`return` every thread takes first.",
-        k,
-        record=record,
-    )
+    why = nothing_written(puzzle.outputs, trace, ctx.kernel_name)
+    if why:
+        raise _Stop(WrongAnswer, why, k, record=record)
 
 
 def _without_print_reads(launch):

@@ -11,7 +11,7 @@ import numpy as np
 
 from .sim.trace import READ
 
-__all__ = ["compare", "render_diff", "written_mask", "wrong_mask"]
+__all__ = ["compare", "nothing_written", "render_diff", "written_mask", "wrong_mask"]
 
 
 def wrong_mask(want: np.ndarray, got: np.ndarray, puzzle) -> np.ndarray | None:
@@ -152,3 +152,30 @@ def render_diff(want, got, bad, *, puzzle=None, name: str = "", trace=None) -> s
         for r in range(want.shape[0]):
             lines.append("    " + "".join("X" if b else "." for b in bad[r]))
     return "\n".join(lines)
+
+
+def nothing_written(outputs, trace, kernel_name: str) -> str | None:
+    """None when the run stored to one of `outputs`; else what the threads did instead, and the
+    likely cause (a guard no thread passes)."""
+    out_ids = [trace.array(n).id for n in outputs]
+    stores = trace.acc["kind"] != READ
+    if (np.isin(trace.acc["array"], out_ids) & stores).any():
+        return None
+    stored = {trace.arrays[a] for a in np.unique(trace.acc["array"][stores])}
+    others = sorted(a.name for a in stored if a.space == "global")
+    reads = int((trace.acc["kind"] == READ).sum())
+    outs = ", ".join(f"`{n}`" for n in outputs)
+    did = (
+        f"They wrote only {', '.join(f'`{o}`' for o in others)}."
+        if others
+        else f"They ran (they made {reads} reads) but stored nothing to global memory."
+        if reads
+        else "They made no global memory access at all."
+    )
+    return (
+        f"`{kernel_name}` wrote nothing to {outs}: none of its {trace.nblocks * trace.nthreads} "
+        f"threads reached a store to {'it' if len(outputs) == 1 else 'them'}. {did} Look at the "
+        "condition in front of the store: a guard such as `if i < n:` that no thread passes (an index "
+        "that left out the block's offset, a comparison the wrong way round, the wrong size), or a "
+        "`return` every thread takes first."
+    )

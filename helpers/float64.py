@@ -40,10 +40,10 @@ def float64_finding(puzzle, kernel, args, ptx_text: str) -> tuple[str, int] | No
     if sources:
         msg += " Likely source: " + "; ".join(f"line {n} `{text}`" for n, text in sources[:4]) + "."
     msg += (
-        " A Python float (0.0, 0.5, 1.0 / math.sqrt(d)) is a float64 in Numba, and so is everything "
-        "computed from it: write numba.float32(0.0), numba.float32(0.5), "
-        "numba.float32(1.0) / math.sqrt(numba.float32(d)). On Colab's T4, float64 runs at 1/32 of "
-        "the float32 rate."
+        " A Python float (0.0, 0.5, 1.0 / math.sqrt(d), a module constant such as TWO_PI = 2 * math.pi) "
+        "is a float64 in Numba, and so is a float divided by an integer (total / count) and everything "
+        "computed from either: write numba.float32(0.0), numba.float32(1.0) / math.sqrt(numba.float32(d)), "
+        "total / numba.float32(count). On Colab's T4, float64 runs at 1/32 of the float32 rate."
     )
     if puzzle.float64 == "reject":
         msg = (

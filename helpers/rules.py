@@ -16,6 +16,7 @@ from typing import Any, Callable, Union
 import numpy as np
 
 from helpers import metrics
+from helpers.advice import ADVICE, SHARE, per_array
 from helpers.sim.trace import READ, WRITE, Trace
 
 Limit = Union[int, float, Callable[[Any], Union[int, float]], None]
@@ -64,14 +65,6 @@ class Rule:
 
 # ---------------------------------------------------------------- the standard rules
 
-ADVICE = {
-    "global_reads": "Global memory is the slow part: load each value once (into a register or shared "
-    "memory) and reuse it.",
-    "global_writes": "Write each output element once, from one thread, after the result is complete.",
-    "shared_reads": "Read fewer shared values per thread: share the work among the block's threads, each "
-    "reading only what its own step needs.",
-    "shared_writes": "Write fewer shared values per thread.",
-}
 COUNTS = {
     "global_reads": ("global", READ),
     "global_writes": ("global", WRITE),
@@ -92,46 +85,6 @@ def _once(values: Callable[[Trace], np.ndarray]) -> Callable[[Trace], np.ndarray
     return cached
 
 
-def _per_array(trace, space, kind, blk, thr) -> tuple[str, bool]:
-    """What one thread's accesses of one kind were, per array: how many, at how many distinct
-    elements, and per output element it wrote."""
-    ids = [a.id for a in trace.arrays if a.space == space]
-    acc = trace.acc
-    mine = acc[
-        (acc["block"] == blk) & (acc["thread"] == thr) & np.isin(acc["array"], ids) & (acc["kind"] == kind)
-    ]
-    out_ids = [a.id for a in trace.arrays if a.space == "global"]
-    wrote = int(
-        (
-            (acc["block"] == blk)
-            & (acc["thread"] == thr)
-            & np.isin(acc["array"], out_ids)
-            & (acc["kind"] != READ)
-        ).sum()
-    )
-    parts, repeated = [], False
-    for aid in np.unique(mine["array"]):
-        rows = mine[mine["array"] == aid]
-        distinct = len(np.unique(rows["index"]))
-        repeated |= distinct < len(rows)
-        per = f", {len(rows) / wrote:.3g} per output element it wrote" if wrote and kind == READ else ""
-        again = f", each about {len(rows) / distinct:.2g} times" if distinct < len(rows) else ", each once"
-        parts.append(
-            f"`{trace.arrays[int(aid)].name}` {len(rows)} times ({distinct} distinct "
-            f"element{'s' if distinct != 1 else ''}{again}{per})"
-        )
-    return ("; ".join(parts), repeated)
-
-
-# advice when every value read was a different one: reusing them would not help
-_SHARE = {
-    "global_reads": "Every value it read was a different one, so reuse will not help: it reads more than "
-    "its share. Give the work to more threads (each its own part), or stop as soon as the answer is known.",
-    "shared_reads": "Every value it read was a different one: it does more than its share of the block's "
-    "work. Split the reads evenly across the block's threads.",
-}
-
-
 def per_thread(name: str, limit: Limit, advice: str | None = None) -> Rule:
     """At most `limit` accesses of one kind (a key of COUNTS) by any thread. `advice`: the rule of
     the exercise in one sentence (e.g. "stop at the first hit with a warp vote"), said instead of
@@ -150,11 +103,11 @@ def per_thread(name: str, limit: Limit, advice: str | None = None) -> Rule:
         if m <= lim:
             return None
         blk, thr = np.unravel_index(int(counts.argmax()), counts.shape)
-        arrays, repeated = _per_array(trace, space, kind, int(blk), int(thr))
+        arrays, repeated = per_array(trace, space, kind, int(blk), int(thr))
         if advice:
             tip = f"The rule of this exercise: {advice}"
-        elif not repeated and name in _SHARE:
-            tip = _SHARE[name]
+        elif not repeated and name in SHARE:
+            tip = SHARE[name]
         else:
             tip = ADVICE[name]
         return Finding(

@@ -86,12 +86,15 @@ def float64_sources(kernel, lines: set) -> list[tuple[int, str]]:
     for n, text in enumerate(src, first):
         if n in lines:
             used |= set(re.findall(r"[A-Za-z_]\w*", text.split("#")[0]))
+    # module-level float constants (TWO_PI = 2 * math.pi) are float64 too
+    globals_ = {k for k, v in fn.__globals__.items() if type(v) is float}
     out = []
     for n, text in enumerate(src, first):
         code = _WRAPPED.sub("", text.split("#")[0])
-        if not _FLOAT_LITERAL.search(code):
-            continue
+        names = set(re.findall(r"[A-Za-z_]\w*", code))
         target = re.match(r"\s*([A-Za-z_]\w*)\s*[-+*/]?=", code)
-        if n in lines or (target and target.group(1) in used):
+        if _FLOAT_LITERAL.search(code) and (n in lines or (target and target.group(1) in used)):
+            out.append((n, text.strip()))
+        elif n in lines and names & globals_:
             out.append((n, text.strip()))
     return out

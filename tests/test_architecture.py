@@ -21,7 +21,8 @@ LAYERS = [
     ("helpers.ptx", 1),
     ("helpers.environment", 1),  # what this machine has and lacks, in plain words
     ("helpers.metrics", 2),  # numbers from traces
-    ("helpers.rules", 3),  # named checks and budgets from metrics
+    ("helpers.rules", 3),
+    ("helpers.advice", 3),  # what the standard count rules advise  # named checks and budgets from metrics
     ("helpers.puzzle", 4),  # plain data: Puzzle, Case, RunRecord
     ("helpers.check", 5),  # the harness: orchestration of the stages
     ("helpers.runs", 5),  # one run of one case: arguments, launch, spec, RunRecord
