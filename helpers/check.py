@@ -13,6 +13,7 @@ from __future__ import annotations
 import secrets
 import time
 import warnings
+from contextlib import contextmanager
 from typing import Callable
 
 import numpy as np
@@ -46,6 +47,7 @@ from .verdicts import (
     Result,
     WrongAnswer,
     expect_failure,
+    leading,
 )
 
 __all__ = [
@@ -107,9 +109,10 @@ def check(
     cases = puzzle.cases_for(kernel, np.random.default_rng(seed))
     ctx = _Context(puzzle, _kernel_name(kernel), seed, cases)
     ctx.deadline = time.monotonic() + CHECK_SECONDS
-    runs = [] if runs is None else runs
+    handed = runs  # the caller's list gets every record, whatever the verdict
+    runs = []
     maxima: dict = {}
-    with _quiet_numpy():
+    with _quiet_numpy(), _handing_over(runs, handed):
         try:
             prepared = prepare_args(puzzle, cases[0])
             notes = _compile(puzzle, kernel, cases[0], prepared, ctx)
@@ -145,6 +148,15 @@ def check(
         if r.per == "thread" and r.values is not None and r.limit is not None
     }
     return Result(puzzle.name, len(cases), tuple(stages), maxima, budget, runs, notes)
+
+
+@contextmanager
+def _handing_over(records: list, to: list | None):
+    try:
+        yield
+    finally:
+        if to is not None:
+            to.extend(records)
 
 
 class _Context:
@@ -241,29 +253,10 @@ def _compile(puzzle, kernel, case, prepared, ctx) -> tuple:
 
 # ------------------------------------------------------------------ stage 2: the simulator, per case
 
-# problems that change the answer whatever the values read: they lead over an uninitialised read
-_ORDER_PROBLEMS = (sim.errors.DataRace, sim.errors.BarrierDivergence, sim.errors.Deadlock)
-
-
-def _leading(err: Exception) -> tuple[Exception, list]:
-    """(the problem to lead with, the others worth naming after it) of one run.
-
-    The simulator runs past uninitialised reads (`defer_uninit`) and hands them over as
-    `.secondary` of the error that stopped the run. A race, a barrier divergence or a deadlock leads
-    (it changes the answer whatever value was read); any other error (an index out of bounds, an
-    exception) may have been computed from the garbage value, so the uninitialised read leads, as
-    its cause."""
-    secondary = list(getattr(err, "secondary", None) or ())
-    if not secondary:
-        return err, []
-    if isinstance(err, _ORDER_PROBLEMS):
-        return err, secondary[:1]
-    return secondary[0], []
-
 
 def _diagnosed(raised, k, ctx, record) -> _Stop:
     """The verdict of a run the simulator stopped."""
-    err, others = _leading(raised)
+    err, others = leading(raised)
     record.diagnostic = err
     also = [
         "Also in this run (often the same missing barrier or guard; fix the one above first):\n"

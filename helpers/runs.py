@@ -77,7 +77,7 @@ def _launch(puzzle, kernel, case, args, roles, seed, trace=True, deadline=None, 
         seed=seed,
         cross_block_races=puzzle.cross_block_races,
         deadline=deadline,
-        defer_uninit=True,  # a race or divergence found later in the run leads (see _leading)
+        defer_uninit=True,  # a race or divergence found later in the run leads (see verdicts.leading)
     )
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .puzzle import RunRecord
+from .sim import errors
 
 
 class PuzzleFailure(AssertionError):
@@ -135,3 +136,23 @@ def expect_failure(exc_type: type, fn: Callable, *args: Any, **kwargs: Any) -> B
     except Exception as e:
         raise AssertionError(f"expected {exc_type.__name__}, but got {type(e).__name__}: {e}") from e
     raise AssertionError(f"expected {exc_type.__name__}, but nothing failed")
+
+
+# problems that change the answer whatever the values read: they lead over an uninitialised read
+ORDER_PROBLEMS = (errors.DataRace, errors.BarrierDivergence, errors.Deadlock)
+
+
+def leading(err: Exception) -> tuple[Exception, list]:
+    """(the problem to lead with, the others worth naming after it) of one run.
+
+    The simulator runs past uninitialised reads (`defer_uninit`) and hands them over as
+    `.secondary` of the error that stopped the run. A race, a barrier divergence or a deadlock leads
+    (it changes the answer whatever value was read); any other error (an index out of bounds, an
+    exception) may have been computed from the garbage value, so the uninitialised read leads, as
+    its cause."""
+    secondary = list(getattr(err, "secondary", None) or ())
+    if not secondary:
+        return err, []
+    if isinstance(err, ORDER_PROBLEMS):
+        return err, secondary[:1]
+    return secondary[0], []
