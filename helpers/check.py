@@ -85,6 +85,7 @@ class _Stop(Exception):
         super().__init__(body)
         self.cls, self.body, self.k, self.view = cls, body, k, view
         self.extra, self.also, self.record = extra, list(also), record
+        self.nothing_written = False  # the kernel stored to no output (for a stub: nothing more to say)
 
 
 def check(
@@ -191,7 +192,7 @@ class _Context:
 def _verdict(stop: _Stop, ctx: _Context, kernel) -> PuzzleFailure:
     """The failure `stop` stands for, its text assembled once from its parts."""
     if stop.cls is not NotSolvedYet and is_stub(kernel, ctx.puzzle):
-        saw = "" if stop.cls is WrongAnswer and "wrote nothing" in stop.body else stop.cls.__name__
+        saw = "" if stop.nothing_written else stop.cls.__name__
         failure = NotSolvedYet(
             f"Puzzle `{ctx.puzzle.name}`: not solved yet. `{ctx.kernel_name}` is still the stub; fill in "
             "the kernel where it says `# FILL ME IN` and run this cell again."
@@ -320,7 +321,9 @@ def _wrote_something(puzzle, trace, k, ctx, record) -> None:
     """A kernel that wrote none of its outputs: say which, and why (no thread reached a store)."""
     why = nothing_written(puzzle.outputs, trace, ctx.kernel_name)
     if why:
-        raise _Stop(WrongAnswer, why, k, record=record)
+        stop = _Stop(WrongAnswer, why, k, record=record)
+        stop.nothing_written = True
+        raise stop
 
 
 def _without_print_reads(launch):

@@ -303,3 +303,16 @@ def test_check_py_is_split_and_keeps_its_public_names():
     mine += ("advice", "rules")
     long = [m for m in mine if len((helpers_dir / f"{m}.py").read_text().splitlines()) > 400]
     assert long == [], long
+
+
+def test_per_thread_rule_values_are_computed_once_per_case(monkeypatch):
+    """The maxima of a passing Result and the rules' own checks read one count per rule and case."""
+    from helpers.sim.trace import Trace
+
+    calls = []
+    real = Trace.counts
+    monkeypatch.setattr(Trace, "counts", lambda self, **kw: calls.append(kw) or real(self, **kw))
+    p = puzzles.get("map")
+    result = check.check(p, p.reference, seed=2, gpu=False)
+    per_thread = [r for r in p.all_rules if r.per == "thread" and r.values is not None]
+    assert len(calls) == len(per_thread) * result.cases
