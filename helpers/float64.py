@@ -39,6 +39,15 @@ def float64_finding(puzzle, kernel, args, ptx_text: str) -> tuple[str, int] | No
     sources = float64_sources(kernel, set(lines))
     if sources:
         msg += " Likely source: " + "; ".join(f"line {n} `{text}`" for n, text in sources[:4]) + "."
+    # scalars the case passes as Python floats arrive as float64 (as on a GPU launch with them)
+    scalars = [n for n, a in zip(puzzle.signature, args) if isinstance(a, (float, np.float64))]
+    if scalars:
+        names = ", ".join(f"`{n}`" for n in scalars)
+        msg += (
+            f" {names} arrive{'s' if len(scalars) == 1 else ''} as float64 (a Python float argument): "
+            f"make {'it' if len(scalars) == 1 else 'each'} float32 once at the top, e.g. "
+            f"`{scalars[0]} = numba.float32({scalars[0]})`."
+        )
     msg += (
         " A Python float (0.0, 0.5, 1.0 / math.sqrt(d), a module constant such as TWO_PI = 2 * math.pi) "
         "is a float64 in Numba, and so is a float divided by an integer (total / count) and everything "

@@ -696,3 +696,27 @@ def test_case_numbers_agree_between_the_header_and_the_show_line():
         head = int(re.search(r"failed on case (\d+) \(cases 0 to \d+\)", text).group(1))
         shown = int(re.search(r"case=(\d+)", text).group(1))
         assert head == shown == info.value.run.case_index
+
+
+@cuda.jit
+def scale_by_python_float(out, a, alpha):
+    i = cuda.threadIdx.x
+    acc = numba.float32(0)
+    for _ in range(3):
+        acc = acc * alpha + a[i]
+    out[i] = acc
+
+
+def test_float64_from_a_python_float_argument_is_named():
+    from types import SimpleNamespace
+
+    from helpers import ptx
+    from helpers.float64 import float64_finding
+
+    _needs_ptx()
+    args = [np.zeros(4, np.float32), np.ones(4, np.float32), 0.5]
+    p = SimpleNamespace(name="t", float64="warn", signature=("out", "a", "alpha"))
+    found = float64_finding(p, scale_by_python_float, args, ptx.ptx_check(scale_by_python_float, args))
+    assert found and "`alpha` arrives as float64" in found[0] and "alpha = numba.float32(alpha)" in found[0]
+    args[2] = np.float32(0.5)
+    assert float64_finding(p, scale_by_python_float, args, ptx.ptx_check(scale_by_python_float, args)) is None
