@@ -5,7 +5,7 @@ helpers.setup()            # pick the engine (GPU if present, else the simulator
 helpers.use("sim")         # force the simulator (or "gpu", "auto"); env var MP_ENGINE does the same
 """
 
-from .engine import STATE, current, gpu_present, use
+from .device import STATE, current, gpu_present, use
 
 __version__ = "0.1.0"
 
@@ -15,7 +15,7 @@ def setup(engine: str | None = None) -> str:
     import os
     import warnings
 
-    from .engine import LOW_OCCUPANCY_WARNING
+    from .device import LOW_OCCUPANCY_WARNING
 
     warnings.filterwarnings("ignore", message=LOW_OCCUPANCY_WARNING)
     use(engine or os.environ.get("MP_ENGINE", "auto"))

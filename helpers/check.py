@@ -1,30 +1,57 @@
-"""The strict harness: run a kernel on every case of a puzzle, on every engine, and
-say exactly why it is wrong, or return a short deterministic summary.
+"""The strict harness: run a kernel on every case of a puzzle, on every stage, and say exactly why it
+is wrong, or return a short deterministic summary.
 
-For each case: fresh poisoned outputs (NaN / sentinel), read-only inputs, the
-simulator with every diagnostic on and blocks in shuffled order, the spec on
-pristine copies, budgets from the trace. Before that, a PTX compile for the T4;
-after it, the real GPU where there is one.
+Stages: a PTX compile for the T4 (also read for float64 arithmetic), then per case the simulator with
+every diagnostic on and blocks in shuffled order (and, where blocks talk through global memory, in
+other orders too), the spec on pristine copies (once per case, kept on the case's RunRecord with the
+wrong cells), the puzzle's rules from the trace; after that, the real GPU where there is one.
+Verdicts and their text: `helpers.verdicts`; comparing outputs: `helpers.compare`.
 """
 
 from __future__ import annotations
 
-import inspect
 import secrets
 import time
 import warnings
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Callable
 
 import numpy as np
 
 from . import sim
-from .puzzle import Case, Puzzle, RunRecord
-from .sim.kernel import py_func
-from .sim.poison import poison  # the one poison policy, shared with the simulator
+from .compare import compare, nothing_written, render_diff
+from .orders import order_note, order_problem
+from .puzzle import Puzzle, RunRecord
+from .runs import (
+    _judge,
+    _kernel_name,
+    _launch,
+    _quiet_numpy,
+    expected,
+    poison,
+    prepare_args,
+    run_case,
+    run_once,
+)
 from .sim.trace import READ
+from .source import is_stub, not_a_kernel
+from .verdicts import (
+    CompileRejected,
+    GpuMismatch,
+    InputModified,
+    KernelDiagnosed,
+    Message,
+    NotSolvedYet,
+    OverBudget,
+    PuzzleFailure,
+    Result,
+    WrongAnswer,
+    expect_failure,
+    leading,
+)
 
 __all__ = [
+    "CHECK_SECONDS",
     "CompileRejected",
     "GpuMismatch",
     "InputModified",
@@ -38,445 +65,265 @@ __all__ = [
     "check",
     "compare",
     "expect_failure",
+    "expected",
     "poison",
     "prepare_args",
+    "render_diff",
     "run_case",
     "run_once",
 ]
 
-
-class PuzzleFailure(AssertionError):
-    """Base of every verdict other than success. `.run` is the RunRecord of the failing case (None
-    when no simulator run was made, e.g. CompileRejected)."""
-
-    run: RunRecord | None = None
-
-    def _render_traceback_(self) -> list[str]:
-        """What IPython/Jupyter shows for an uncaught failure: the verdict itself, not the harness's
-        stack (which would bury it under 40-50 lines of frames the learner did not write)."""
-        return [
-            f"\x1b[0;31m{type(self).__name__}\x1b[0m: " + (str(self).splitlines() or [""])[0],
-            *str(self).splitlines()[1:],
-            "",
-            "(The checker's own traceback is hidden: run `%tb` in a new cell to see it.)",
-        ]
-
-
-def _quiet() -> None:
-    """An `_ipython_display_` that shows nothing: the message was printed already."""
-
-
-class NotSolvedYet(PuzzleFailure):
-    """The kernel is still the stub (or writes nothing at all)."""
-
-
-class CompileRejected(PuzzleFailure):
-    """Real Numba refuses to compile the kernel."""
-
-
-class KernelDiagnosed(PuzzleFailure):
-    """The simulator caught the kernel doing something a GPU would not forgive."""
-
-    def __init__(self, message: str, diagnostic: Exception):
-        super().__init__(message)
-        self.diagnostic = diagnostic
-
-
-class WrongAnswer(PuzzleFailure):
-    """The output differs from the spec."""
-
-
-class OverBudget(PuzzleFailure):
-    """A thread or block made more memory accesses (or used more shared memory) than allowed."""
-
-    def __init__(self, message: str, field: str, count, limit):
-        super().__init__(message)
-        self.field, self.count, self.limit = field, count, limit
-
-
-class InputModified(PuzzleFailure):
-    """The kernel changed one of its inputs."""
-
-
-class GpuMismatch(PuzzleFailure):
-    """The real GPU's output differs from the spec."""
-
-
-@dataclass
-class Result:
-    puzzle: str
-    cases: int
-    engines: tuple
-    maxima: dict  # budget field -> max per thread over all cases
-    budget: dict  # budget field -> limit text
-    runs: list = field(default_factory=list, repr=False)  # RunRecord per case, in case order
-
-    def __repr__(self):
-        parts = []
-        for f, m in self.maxima.items():
-            lim = self.budget.get(f)
-            parts.append(f"{f.replace('_', ' ')} {m}" + (f" (budget {lim})" if lim is not None else ""))
-        return (
-            f"Passed: {self.puzzle}, {self.cases} cases on {' + '.join(self.engines)}.\n"
-            f"Most per thread: {', '.join(parts)}."
-        )
-
-    def _repr_pretty_(self, p, cycle):
-        p.text(repr(self))
-
-
-def prepare_args(puzzle: Puzzle, case: Case) -> tuple[list, dict, dict, dict]:
-    """(args list, roles, outputs dict, pristine inputs dict) for one run: fresh every time."""
-    args, roles, outputs, pristine = [], {}, {}, {}
-    for name in puzzle.signature:
-        v = case.args[name]
-        if name in puzzle.outputs:
-            arr = np.zeros_like(v) if name in puzzle.zeroed else poison(v)
-            roles[name] = "inout" if name in puzzle.zeroed else "out"
-            outputs[name] = arr
-            args.append(arr)
-        elif name in puzzle.scratch:
-            roles[name] = "inout"
-            args.append(np.zeros_like(v))
-        elif isinstance(v, np.ndarray):
-            pristine[name] = v.copy()
-            roles[name] = "in"
-            args.append(v.copy())
-        else:
-            args.append(v)
-    return args, roles, outputs, pristine
-
-
-def run_case(puzzle: Puzzle, kernel: Callable, case: Case, *, seed: int = 0, trace: bool = True):
-    """Run one case on the simulator with every diagnostic on.
-
-    Returns (launch, outputs); raises helpers.sim.errors.SimulatorError on a diagnostic."""
-    args, roles, outputs, _ = prepare_args(puzzle, case)
-    launch = _launch(puzzle, kernel, case, args, roles, seed, trace)
-    return launch, outputs
-
-
 CHECK_SECONDS = 10.0  # one check, all its cases, on the simulator: a verdict within seconds
 
 
-def _launch(puzzle, kernel, case, args, roles, seed, trace=True, deadline=None):
-    return sim.launch(
-        kernel,
-        case.grid,
-        case.block,
-        args,
-        shared_bytes=case.shared_bytes,
-        roles=roles,
-        trace=trace,
-        block_order="shuffle",
-        seed=seed,
-        cross_block_races=puzzle.cross_block_races,
-        deadline=deadline,
-        defer_uninit=True,  # a race or divergence found later in the run leads (see _leading)
-    )
+class _Stop(Exception):
+    """A verdict found by a stage, before its text is assembled: the class, the body, the case
+    number (None: the text needs no case header), the view to suggest, the class's extra
+    arguments, other problems of the run, and the case's record."""
+
+    def __init__(self, cls, body, k=None, *, view="access", extra=(), also=(), record=None):
+        super().__init__(body)
+        self.cls, self.body, self.k, self.view = cls, body, k, view
+        self.extra, self.also, self.record = extra, list(also), record
+        self.nothing_written = False  # the kernel stored to no output (for a stub: nothing more to say)
 
 
-def run_once(puzzle: Puzzle, kernel: Callable, *, case: int = 0, seed: int = 0) -> RunRecord:
-    """One simulator run of case number `case` (cases drawn with `seed`), exactly as `check` runs it,
-    as a RunRecord; a diagnostic is kept on the record, not raised. For pictures of a kernel that
-    has not been checked with this seed."""
-    cases = puzzle.cases_for(kernel, np.random.default_rng(seed))
-    if not 0 <= case < len(cases):
-        raise IndexError(f"{puzzle.name} has {len(cases)} cases (0..{len(cases) - 1}); asked for case {case}")
-    c = cases[case]
-    record = RunRecord(puzzle, _kernel_name(kernel), c, case, seed)
-    args, roles, record.outputs, _ = prepare_args(puzzle, c)
-    try:
-        record.launch = _launch(puzzle, kernel, c, args, roles, seed)
-    except sim.SimulatorError as err:
-        record.diagnostic = err
-    return record
-
-
-def _kernel_name(kernel) -> str:
-    return getattr(kernel, "__name__", None) or getattr(
-        getattr(kernel, "py_func", None), "__name__", "kernel"
-    )
-
-
-def expected(puzzle: Puzzle, case: Case, pristine: dict) -> dict[str, np.ndarray]:
-    kw = {
-        n: (pristine[n].copy() if n in pristine else case.args[n])
-        for n in puzzle.signature
-        if n not in puzzle.outputs and n not in puzzle.scratch
-    }
-    want = puzzle.spec(**kw)
-    if not isinstance(want, dict):
-        want = {puzzle.outputs[0]: want}
-    return {n: np.asarray(want[n]) for n in puzzle.outputs}
-
-
-def check(puzzle: Puzzle, kernel: Callable, *, seed: int | None = None, gpu: bool | None = None) -> Result:
+def check(
+    puzzle: Puzzle,
+    kernel: Callable,
+    *,
+    seed: int | None = None,
+    gpu: bool | None = None,
+    runs: list | None = None,
+) -> Result:
     """Run `kernel` on every case of `puzzle`: PTX compile, simulator with every diagnostic and rule,
-    then the real GPU where there is one. Raise a PuzzleFailure subclass (its `.run` is the failing
-    case's RunRecord) or return a Result (its `.runs` hold every case's RunRecord)."""
+    then the real GPU where there is one. Raise a PuzzleFailure subclass or return a Result (its
+    `.runs` hold every case's RunRecord). Give `runs=[]` to receive the RunRecords of the cases that
+    ran (the failing case last) whatever the verdict."""
     if kernel is None or not callable(getattr(kernel, "py_func", kernel)):
         raise TypeError(
             f"puzzles.check({puzzle.name!r}, kernel): kernel must be a @cuda.jit function, got {kernel!r}"
         )
-    from . import engine
+    from . import device
 
     seed = secrets.randbelow(2**31) if seed is None else int(seed)
     cases = puzzle.cases_for(kernel, np.random.default_rng(seed))
-    name = getattr(kernel, "__name__", "kernel")
-    ctx = _Context(puzzle, name, seed, len(cases))
+    ctx = _Context(puzzle, _kernel_name(kernel), seed, cases)
     ctx.deadline = time.monotonic() + CHECK_SECONDS
-    runs: list = []
-    try:
-        _ptx(puzzle, kernel, cases[0], ctx)
-        maxima = {}
-        for k, case in enumerate(cases):
-            runs.append(_sim_case(puzzle, kernel, case, k, seed, ctx, maxima))
-        if ctx.pending:
-            k, case, err = ctx.pending
-            raise _fail(
-                KernelDiagnosed(
-                    ctx.head(k, case) + f"\n{type(err).__name__}: {err}\n(Every output was right, but only "
-                    "by luck: on a GPU that value is whatever memory held.)" + ctx.tail(k),
-                    err,
-                ),
-                runs[k],
-            )
-    except PuzzleFailure as failure:
-        if ctx.pending and failure.run is not None and failure.run.case_index != ctx.pending[0]:
-            text, sep, tail = failure.args[0].rpartition("\nSee what your kernel did:")
-            if not sep:
-                text, tail = failure.args[0], ""
-            failure.args = (
-                f"{text}\n\nAlso (this one changed no result by itself; fix the one above first):\n"
-                + _pending_text(ctx)
-                + (sep + tail if sep else ""),
-                *failure.args[1:],
-            )
-        if not isinstance(failure, NotSolvedYet) and _is_stub(kernel, puzzle):
-            stub = NotSolvedYet(
-                f"Puzzle `{puzzle.name}`: not solved yet. `{name}` is still the stub; fill in the "
-                "kernel where it says `# FILL ME IN` and run this cell again.\n"
-                f"(What the checker saw so far: {type(failure).__name__}.)"
-            )
-            stub.run = failure.run
-            raise stub from None
-        raise
-    engines = ["simulator", "PTX sm_75"] if ctx.ptx else ["simulator"]
+    handed = runs  # the caller's list gets every record, whatever the verdict
+    runs = []
+    maxima: dict = {}
+    with _quiet_numpy(), _handing_over(runs, handed):
+        try:
+            prepared = prepare_args(puzzle, cases[0])
+            notes = _compile(puzzle, kernel, cases[0], prepared, ctx)
+            for k, case in enumerate(cases):
+                runs.append(_sim_case(puzzle, kernel, case, k, ctx, maxima, prepared if k == 0 else None))
+            if ctx.pending:
+                k, _, err = ctx.pending
+                ctx.pending = None
+                raise _Stop(
+                    KernelDiagnosed,
+                    f"{type(err).__name__}: {err}\n(Every output was right, but only by luck: on a GPU "
+                    "that value is whatever memory held.)",
+                    k,
+                    extra=(err,),
+                    record=runs[k],
+                )
+            if ctx.float64 and puzzle.float64 == "reject":
+                raise _Stop(OverBudget, ctx.float64[0], extra=("float64", ctx.float64[1], 0))
+        except _Stop as stop:
+            if stop.record is not None and all(r is not stop.record for r in runs):
+                runs.append(stop.record)  # the failing case's record, last
+            raise _verdict(stop, ctx, kernel) from None
+    stages = ["simulator", "PTX sm_75"] if ctx.ptx else ["simulator"]
     if gpu is None:
-        gpu = engine.gpu_present()
+        gpu = device.gpu_present()
     if gpu:
-        for k, case in enumerate(cases):
-            _gpu_case(puzzle, kernel, case, k, ctx)
-        engines.append("GPU")
+        for record in runs:
+            _gpu_case(puzzle, kernel, record, ctx)
+        stages.append("GPU")
     budget = {
         r.name: r.limit_text()
         for r in puzzle.all_rules
         if r.per == "thread" and r.values is not None and r.limit is not None
     }
-    return Result(puzzle.name, len(cases), tuple(engines), maxima, budget, runs)
+    return Result(puzzle.name, len(cases), tuple(stages), maxima, budget, runs, notes)
+
+
+@contextmanager
+def _handing_over(records: list, to: list | None):
+    try:
+        yield
+    finally:
+        if to is not None:
+            to.extend(records)
 
 
 class _Context:
-    def __init__(self, puzzle, kernel_name, seed, n):
-        self.puzzle, self.kernel_name, self.seed, self.n = puzzle, kernel_name, seed, n
+    """What every stage of one check shares: the puzzle, the kernel's name, the seed, the cases, the
+    deadline, and findings kept for later (an uninitialised read that changed no result, float64)."""
+
+    def __init__(self, puzzle, kernel_name, seed, cases):
+        self.puzzle, self.kernel_name, self.seed, self.cases = puzzle, kernel_name, seed, cases
+        self.n = len(cases)
         self.ptx = False
         self.deadline: float | None = None
         self.pending = None  # (case number, case, error): an uninitialised read that changed no result
+        self.float64: tuple | None = None  # (message, operations) of float64 arithmetic in the PTX
 
-    def head(self, k, case):
+    def head(self, k):
+        """Cases are numbered from 0 everywhere (here, in `puzzles.show(case=...)`, in `run_once`)."""
         return (
-            f"Puzzle `{self.puzzle.name}` failed on case {k + 1} of {self.n}: {case.describe()}\n"
+            f"Puzzle `{self.puzzle.name}` failed on case {k} (cases 0 to {self.n - 1}): "
+            f"{self.cases[k].describe()}\n"
             f"(seed {self.seed}: puzzles.check({self.puzzle.name!r}, {self.kernel_name}, "
-            f"seed={self.seed}) repeats this run)\n"
+            f"seed={self.seed}) repeats this run)"
         )
 
     def tail(self, k, view="access"):
         v = "" if view == "access" else f", view={view!r}"
         return (
-            f"\nSee what your kernel did: puzzles.show({self.puzzle.name!r}, {self.kernel_name}, "
+            f"See what your kernel did: puzzles.show({self.puzzle.name!r}, {self.kernel_name}, "
             f"case={k}, seed={self.seed}{v})"
         )
 
 
-def _body(source: str) -> list[str] | None:
-    """The statements of the first function in `source`, comments, docstrings and `pass` left out."""
-    import ast
-    import textwrap
-
-    try:
-        tree = ast.parse(textwrap.dedent(source))
-    except SyntaxError:
-        return None
-    fn = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
-    if fn is None:
-        return None
-    return [
-        ast.dump(stmt)
-        for stmt in fn.body
-        if not isinstance(stmt, ast.Pass)
-        and not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))
-    ]
-
-
-def _is_stub(kernel, puzzle: Puzzle) -> bool:
-    """Judged by what the kernel does, not by its comments: True only when its body is still the
-    puzzle's stub (a `# FILL ME IN` line kept above real code does not count)."""
-    try:
-        mine = _body(inspect.getsource(py_func(kernel)))
-    except (OSError, TypeError):
-        return False
-    try:
-        stub = _body(puzzle.stub)
-        if stub == _body(puzzle.source):  # a worked example: no solution was cut out, so no stub
-            return False
-    except (OSError, TypeError):
-        return False
-    return mine is not None and mine == stub
-
-
-def _not_a_kernel(kernel) -> str | None:
-    """Python a CUDA kernel cannot be, said plainly (also where the compile check is unavailable)."""
-    import ast
-    import textwrap
-
-    fn = py_func(kernel)
-    if fn.__code__.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR | inspect.CO_COROUTINE):
-        return (
-            "it uses `yield` (or async): generators are not supported in a kernel. Write the values "
-            "to an output array instead."
+def _verdict(stop: _Stop, ctx: _Context, kernel) -> PuzzleFailure:
+    """The failure `stop` stands for, its text assembled once from its parts."""
+    if stop.cls is not NotSolvedYet and is_stub(kernel, ctx.puzzle):
+        saw = "" if stop.nothing_written else stop.cls.__name__
+        failure = NotSolvedYet(
+            f"Puzzle `{ctx.puzzle.name}`: not solved yet. `{ctx.kernel_name}` is still the stub; fill in "
+            "the kernel where it says `# FILL ME IN` and run this cell again."
+            + (f"\n(What the checker saw so far: {saw}.)" if saw else "")
         )
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    except (OSError, TypeError, SyntaxError):
-        return None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == fn.__name__:
-            return (
-                f"line {fn.__code__.co_firstlineno + node.lineno - 1} calls `{fn.__name__}` from inside "
-                "itself: recursion is not supported in a kernel. Use a loop."
-            )
-    return None
+        failure.run = stop.record
+        return failure
+    if stop.k is None:
+        text = stop.body
+    else:
+        also = stop.also
+        if ctx.pending and ctx.pending[0] != stop.k:
+            k, case, err = ctx.pending
+            also = [
+                *also,
+                "Also (this one changed no result by itself; fix the one above first):\n"
+                f"case {k} ({case.launch_text()}): {type(err).__name__}: {err}",
+            ]
+        tail = ctx.tail(stop.k, stop.view) if stop.view else ""
+        text = Message(ctx.head(stop.k), stop.body, also, tail).text()
+    failure = stop.cls(text, *stop.extra)
+    failure.run = stop.record
+    return failure
 
 
-def _ptx(puzzle, kernel, case, ctx):
+# ------------------------------------------------------------------ stage 1: the compile check
+
+
+def _compile(puzzle, kernel, case, prepared, ctx) -> tuple:
+    """The PTX compile for the T4 on case 0's arguments; returns the notes of a pass (float64
+    arithmetic in a float32 exercise, kept on `ctx.float64` for a puzzle that rejects it)."""
     from . import ptx
 
-    plain = _not_a_kernel(kernel)
+    plain = not_a_kernel(kernel)
     if plain:
-        raise CompileRejected(f"Puzzle `{puzzle.name}`: this kernel cannot run on a GPU: {plain}")
+        raise _Stop(CompileRejected, f"Puzzle `{puzzle.name}`: this kernel cannot run on a GPU: {plain}")
     if not ptx.available():
-        return
-    args, roles, _, _ = prepare_args(puzzle, case)
+        return ()
+    args, roles, _, _ = prepared
     try:
-        ptx.ptx_check(kernel, args)
+        text = ptx.ptx_check(kernel, args)
     except ptx.NumbaRejected as e:
         msg = f"Puzzle `{puzzle.name}`: {e}"
         try:  # where the simulator knows more (a local array sized by an argument...), show it too
-            _launch(puzzle, kernel, case, args, roles, ctx.seed, trace=False, deadline=ctx.deadline)
+            _launch(puzzle, kernel, case, args, roles, ctx.seed, False, ctx.deadline)  # args unused now
         except (sim.errors.Unsupported, sim.errors.LaunchError) as s:
             msg += f"\nThe simulator says: {s}"
         except Exception:  # noqa: BLE001 - any other outcome adds nothing to Numba's verdict
             pass
-        raise CompileRejected(msg) from None
+        raise _Stop(CompileRejected, msg) from None
     ctx.ptx = True
+    from .float64 import float64_finding
+
+    ctx.float64 = float64_finding(puzzle, kernel, args, text)
+    if ctx.float64 and puzzle.float64 != "reject":
+        return (ctx.float64[0],)
+    return ()
 
 
-def _fail(exc: PuzzleFailure, record: RunRecord) -> PuzzleFailure:
-    exc.run = record
-    return exc
+# ------------------------------------------------------------------ stage 2: the simulator, per case
 
 
-# problems that change the answer whatever the values read: they lead over an uninitialised read
-_ORDER_PROBLEMS = (sim.errors.DataRace, sim.errors.BarrierDivergence, sim.errors.Deadlock)
-
-
-def _outputs_right(puzzle, case, outputs, args) -> bool:
-    _, _, _, pristine = prepare_args(puzzle, case)
-    want = expected(puzzle, case, pristine)
-    return all(compare(want[n], outputs[n], puzzle) is None for n in puzzle.outputs)
-
-
-def _pending_text(ctx) -> str:
-    k, case, err = ctx.pending
-    return f"case {k + 1} ({case.launch_text()}): {type(err).__name__}: {err}"
-
-
-def _leading(err: Exception) -> tuple[Exception, list]:
-    """(the problem to lead with, the others worth naming after it) of one run.
-
-    The simulator runs past uninitialised reads (`defer_uninit`) and hands them over as
-    `.secondary` of the error that stopped the run. A race, a barrier divergence or a deadlock leads
-    (it changes the answer whatever value was read); any other error (an index out of bounds, an
-    exception) may have been computed from the garbage value, so the uninitialised read leads, as
-    its cause."""
-    secondary = list(getattr(err, "secondary", None) or ())
-    if not secondary:
-        return err, []
-    if isinstance(err, _ORDER_PROBLEMS):
-        return err, secondary[:1]
-    return secondary[0], []
-
-
-def _sim_case(puzzle, kernel, case, k, seed, ctx, maxima) -> RunRecord:
-    args, roles, outputs, pristine = prepare_args(puzzle, case)
-    record = RunRecord(puzzle, ctx.kernel_name, case, k, seed, outputs=outputs)
-    try:
-        launch = _launch(puzzle, kernel, case, args, roles, seed, deadline=ctx.deadline)
-    except sim.SimulatorError as raised:
-        if getattr(raised, "completed", False) and _outputs_right(puzzle, case, outputs, args):
-            # an uninitialised read whose value reached no output: secondary; look on for a problem
-            # that changes the answer, and name this one after it (or alone, at the end)
-            record.diagnostic = raised
-            ctx.pending = ctx.pending or (k, case, raised)
-            return record
-        err, also = _leading(raised)
-        record.diagnostic = err
-        msg = ctx.head(k, case) + f"\n{type(err).__name__}: {err}"
-        for other in also:
-            msg += (
-                "\n\nAlso in this run (often the same missing barrier or guard; fix the one above first):\n"
-                f"{type(other).__name__}: {other}"
-            )
-        msg += ctx.tail(k)
-        if isinstance(err, sim.errors.Runaway) and ctx.deadline and time.monotonic() >= ctx.deadline - 0.05:
-            msg = (
-                ctx.head(k, case)
-                + f"\nRunaway: a check has {CHECK_SECONDS:g} s for all {ctx.n} cases on the simulator, and "
-                f"your kernel was still running case {k + 1} when they ran out.\n{err}\n"
-                "If the loop does end, it does far more work per thread than this puzzle needs (the "
-                "reference checks in well under a second): look for a loop whose bound is not the data's "
-                "size, or one that counts far past it."
-            )
-        raise _fail(KernelDiagnosed(msg, err), record) from None
-    record.launch = launch
-    trace = launch.trace
-    out_ids = [trace.array(n).id for n in puzzle.outputs]
-    writes = np.isin(trace.acc["array"], out_ids) & (trace.acc["kind"] != READ)
-    if k == 0 and not writes.any():
-        raise _fail(
-            NotSolvedYet(
-                f"Puzzle `{puzzle.name}`: not solved yet: `{ctx.kernel_name}` wrote nothing to "
-                f"{', '.join(puzzle.outputs)} ({case.launch_text()}). Fill in the kernel; if you "
-                "have, check that your guard lets some threads through."
-            ),
-            record,
+def _diagnosed(raised, k, ctx, record) -> _Stop:
+    """The verdict of a run the simulator stopped."""
+    err, others = leading(raised)
+    record.diagnostic = err
+    also = [
+        "Also in this run (often the same missing barrier or guard; fix the one above first):\n"
+        f"{type(o).__name__}: {o}"
+        for o in others
+    ]
+    body, view = f"{type(err).__name__}: {err}", "access"
+    if isinstance(err, sim.errors.Runaway) and ctx.deadline and time.monotonic() >= ctx.deadline - 0.05:
+        body, view, also = (
+            f"Runaway: a check has {CHECK_SECONDS:g} s for all {ctx.n} cases on the simulator, and your "
+            f"kernel was still running case {k} when they ran out.\n{err}\n"
+            "If the loop does end, it does far more work per thread than this puzzle needs (the "
+            "reference checks in well under a second): look for a loop whose bound is not the data's "
+            "size, or one that counts far past it.",
+            None,
+            [],
         )
+    return _Stop(KernelDiagnosed, body, k, view=view, extra=(err,), also=also, record=record)
+
+
+def _sim_case(puzzle, kernel, case, k, ctx, maxima, prepared=None) -> RunRecord:
+    args, roles, outputs, pristine = prepared or prepare_args(puzzle, case)
+    record = RunRecord(puzzle, ctx.kernel_name, case, k, ctx.seed, outputs=outputs)
+    try:
+        record.launch = _launch(puzzle, kernel, case, args, roles, ctx.seed, deadline=ctx.deadline)
+    except sim.SimulatorError as raised:
+        if getattr(raised, "completed", False):
+            _judge(record, pristine)
+            if not record.wrong:
+                # an uninitialised read whose value reached no output: secondary; look on for a
+                # problem that changes the answer, and name this one after it (or alone, at the end)
+                record.diagnostic = raised
+                ctx.pending = ctx.pending or (k, case, raised)
+                return record
+        raise _diagnosed(raised, k, ctx, record) from None
+    trace = record.launch.trace
+    _judge(record, pristine)
+    if k == 0:
+        _wrote_something(puzzle, trace, k, ctx, record)
     for n, v in pristine.items():
         if not np.array_equal(np.asarray(args[puzzle.signature.index(n)]), v, equal_nan=True):
-            raise _fail(
-                InputModified(ctx.head(k, case) + f"\nthe kernel changed its input `{n}`." + ctx.tail(k)),
-                record,
-            )
-    want = expected(puzzle, case, pristine)
+            raise _Stop(InputModified, f"the kernel changed its input `{n}`.", k, record=record)
     for n in puzzle.outputs:
-        problem = compare(want[n], outputs[n], puzzle)
-        if problem:
-            raise _fail(
-                WrongAnswer(ctx.head(k, case) + f"\n`{n}` is wrong:\n{problem}" + ctx.tail(k)), record
+        if n in record.wrong:
+            problem = compare(record.expected[n], outputs[n], puzzle, name=n, trace=trace)
+            note = (
+                "" if puzzle.cross_block_races else order_note(puzzle, kernel, record, ctx.seed, ctx.deadline)
             )
-    _apply_rules(puzzle, case, record, ctx, k, maxima)
+            raise _Stop(
+                WrongAnswer, f"`{n}` is wrong:\n{problem}", k, also=[note] if note else [], record=record
+            )
+    if not puzzle.cross_block_races:
+        found = order_problem(puzzle, kernel, record, ctx.seed, ctx.deadline)
+        if found:
+            raise _Stop(found[0], found[1], k, extra=found[2], record=record)
+    _apply_rules(puzzle, case, record, k, maxima)
     return record
+
+
+def _wrote_something(puzzle, trace, k, ctx, record) -> None:
+    """A kernel that wrote none of its outputs: say which, and why (no thread reached a store)."""
+    why = nothing_written(puzzle.outputs, trace, ctx.kernel_name)
+    if why:
+        stop = _Stop(WrongAnswer, why, k, record=record)
+        stop.nothing_written = True
+        raise stop
 
 
 def _without_print_reads(launch):
@@ -493,110 +340,53 @@ def _without_print_reads(launch):
     return dataclasses.replace(launch, trace=dataclasses.replace(trace, acc=trace.acc[keep]))
 
 
-def _apply_rules(puzzle, case, record, ctx, k, maxima):
-    """Every rule of the puzzle's table on this run; the first broken one raises OverBudget."""
-    rules = puzzle.all_rules
+def _apply_rules(puzzle, case, record, k, maxima):
+    """Every rule of the puzzle's table on this run; the first broken one is an OverBudget."""
     run = _without_print_reads(record.launch)
-    for r in rules:
+    for r in puzzle.all_rules:
         if r.per == "thread" and r.values is not None:
-            v = r.values(run.trace)
+            v = r.values(run.trace)  # computed once: the rule's own check reuses it (rules._once)
             maxima[r.name] = max(maxima.get(r.name, 0), int(v.max()) if v.size else 0)
-    for r in rules:
         found = r.check(run, case)
         if found is not None:
-            raise _fail(
-                OverBudget(
-                    ctx.head(k, case) + "\n" + found.message + ctx.tail(k, found.view),
-                    found.rule,
-                    found.count,
-                    found.limit,
-                ),
-                record,
+            raise _Stop(
+                OverBudget,
+                found.message,
+                k,
+                view=found.view,
+                extra=(found.rule, found.count, found.limit),
+                record=record,
             )
 
 
-def compare(want: np.ndarray, got: np.ndarray, puzzle: Puzzle) -> str | None:
-    """None if equal (exactly for integers, within tolerance for floats), else a compact view."""
-    if want.shape != got.shape:
-        return f"shape {got.shape}, expected {want.shape}"
-    if got.dtype.kind in "iub" or want.dtype.kind in "iub":  # integer data: exact
-        bad = want != got
-    else:
-        bad = ~np.isclose(got, want, rtol=puzzle.rtol, atol=puzzle.atol, equal_nan=False)
-    if not bad.any():
-        return None
-    return render_diff(want, got, bad)
+# ------------------------------------------------------------------ stage 3: the real GPU
 
 
-def _fmt(v):
-    if isinstance(v, (float, np.floating)):
-        return "nan" if np.isnan(v) else f"{v:.4g}"
-    return str(v)
-
-
-def render_diff(want, got, bad) -> str:
-    never = np.isnan(got) if got.dtype.kind == "f" else np.zeros_like(bad)
-    lines = [
-        f"{int(bad.sum())} of {bad.size} elements wrong"
-        + (f" ({int((never & bad).sum())} never written: still the poison value)" if never.any() else "")
-        + "; first ones:"
-    ]
-    for idx in list(zip(*np.nonzero(bad)))[:6]:
-        i = tuple(int(x) for x in idx)
-        s = ", ".join(map(str, i))
-        lines.append(
-            f"  [{s}]: expected {_fmt(want[i])}, got {_fmt(got[i])}"
-            + (" (never written)" if never[i] else "")
-        )
-    if want.ndim == 1 and want.size <= 32:
-        w = max(max(len(_fmt(x)) for x in want), max(len(_fmt(x)) for x in got), 3)
-        lines.append("  expected " + " ".join(_fmt(x).rjust(w) for x in want))
-        lines.append("  got      " + " ".join(_fmt(x).rjust(w) for x in got))
-        lines.append("           " + " ".join(("X" if b else ".").rjust(w) for b in bad))
-    elif want.ndim == 2 and want.shape[0] <= 16 and want.shape[1] <= 32:
-        lines.append("  wrong cells (X), rows top to bottom:")
-        for r in range(want.shape[0]):
-            lines.append("    " + "".join("X" if b else "." for b in bad[r]))
-    return "\n".join(lines)
-
-
-def _gpu_case(puzzle, kernel, case, k, ctx):
+def _gpu_case(puzzle, kernel, record, ctx):
+    """Case `record.case` on the real GPU, compared with the expected outputs the simulator stage
+    computed (fresh arguments: the simulator's run changed its own)."""
     from numba import cuda
 
-    from . import engine
+    from . import device
 
     # numba-cuda's own functions: `helpers.use("sim")` may have replaced the ones on `cuda`
-    to_device, synchronize = engine.STATE.real("to_device"), engine.STATE.real("synchronize")
-    args, _, outputs, pristine = prepare_args(puzzle, case)
+    to_device, synchronize = device.STATE.real("to_device"), device.STATE.real("synchronize")
+    args, _, _, _ = prepare_args(puzzle, record.case)
     dev = [to_device(a) if isinstance(a, np.ndarray) else a for a in args]
     if not hasattr(kernel, "py_func"):
         kernel = cuda.jit(kernel)
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=engine.LOW_OCCUPANCY_WARNING)
-        engine.gpu_launch(kernel, case.grid, case.block, dev, case.shared_bytes)
+        warnings.filterwarnings("ignore", message=device.LOW_OCCUPANCY_WARNING)
+        device.gpu_launch(kernel, record.case.grid, record.case.block, dev, record.case.shared_bytes)
     synchronize()
-    want = expected(puzzle, case, pristine)
     for n in puzzle.outputs:
         got = dev[puzzle.signature.index(n)].copy_to_host()
-        problem = compare(want[n], got, puzzle)
+        problem = compare(record.expected[n], got, puzzle)
         if problem:
             raise GpuMismatch(
-                ctx.head(k, case) + f"\non the real GPU `{n}` is wrong although the simulator "
-                f"run was right (tell the course authors: this is a simulator gap):\n{problem}"
+                Message(
+                    ctx.head(record.case_index),
+                    f"on the real GPU `{n}` is wrong although the simulator run was right (tell the "
+                    f"course authors: this is a simulator gap):\n{problem}",
+                ).text()
             )
-
-
-def expect_failure(exc_type: type, fn: Callable, *args: Any, **kwargs: Any) -> BaseException:
-    """Call fn; print the failure it raises. Raise AssertionError if it does not fail with exc_type.
-
-    For notebook cells that show a wrong kernel being caught."""
-    try:
-        fn(*args, **kwargs)
-    except exc_type as e:
-        print(f"{type(e).__name__} (as expected):\n{e}")
-        # returned for tests; a cell that ends with this call must not echo it a second time
-        e._ipython_display_ = _quiet
-        return e
-    except Exception as e:
-        raise AssertionError(f"expected {exc_type.__name__}, but got {type(e).__name__}: {e}") from e
-    raise AssertionError(f"expected {exc_type.__name__}, but nothing failed")

@@ -8,6 +8,7 @@ shapes) fails here with Numba's own message.
 from __future__ import annotations
 
 import contextlib
+import re
 import types
 
 import numpy as np
@@ -76,8 +77,9 @@ def arg_types(args):
     return tuple(out)
 
 
-def ptx_check(kernel, args, cc=T4) -> None:
-    """Compile `kernel` for the argument types of `args`; raise NumbaRejected if Numba refuses."""
+def ptx_check(kernel, args, cc=T4) -> str:
+    """Compile `kernel` for the argument types of `args` and return its PTX (with line info); raise
+    NumbaRejected if Numba refuses."""
     from numba import cuda
 
     fn = py_func(kernel)
@@ -90,18 +92,49 @@ def ptx_check(kernel, args, cc=T4) -> None:
         )
     )
     key = (fn.__code__, sig, consts, cc)
-    if key in _cache:
-        err = _cache[key]
-    else:
-        err = None
+    if key not in _cache:
+        err, text = None, ""
         try:
             with _device_functions_without_gpu(cc):
-                cuda.compile_ptx(_fresh(fn), sig, cc=cc)
+                try:
+                    text, _ = cuda.compile_ptx(_fresh(fn), sig, cc=cc, lineinfo=True)
+                except TypeError as e:  # a numba-cuda without `lineinfo`: PTX without lines
+                    if "lineinfo" not in str(e):
+                        raise
+                    text, _ = cuda.compile_ptx(_fresh(fn), sig, cc=cc)
         except Exception as e:  # Numba raises many error types; all mean "not compilable"
             err = _explain(e, fn)
-        _cache[key] = err
+        _cache[key] = (err, text)
+    err, text = _cache[key]
     if err:
         raise NumbaRejected(err)
+    return text
+
+
+# float64 arithmetic (not moves, loads, stores or conversions): what makes a float32 kernel slow
+_F64_OP = re.compile(
+    r"^\s*(?:@%p\d+\s+)?((?:add|sub|mul|div|fma|mad|rcp|sqrt|rsqrt|neg|abs|min|max|setp|ex2|lg2|sin|cos)"
+    r"(?:\.\w+)*\.f64)\s"
+)
+_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)")
+_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"')
+
+
+def float64_ops(ptx_text: str, filename: str | None = None) -> list[tuple[str, int | None]]:
+    """(opcode, source line or None) of every float64 arithmetic instruction in `ptx_text`; with
+    `filename`, lines of other files (Numba's own library code) count as None."""
+    files = dict(m.groups() for m in map(_FILE.match, ptx_text.splitlines()) if m)
+    out, file, line = [], None, None
+    for text in ptx_text.splitlines():
+        loc = _LOC.match(text)
+        if loc:
+            file, line = loc.group(1), int(loc.group(2))
+            continue
+        op = _F64_OP.match(text)
+        if op:
+            mine = filename is None or files.get(file) == filename
+            out.append((op.group(1), line if mine else None))
+    return out
 
 
 @contextlib.contextmanager
@@ -110,7 +143,7 @@ def _device_functions_without_gpu(cc):
     compiles a device function, even inside compile_ptx; with no GPU, answer for the target."""
     from numba.cuda import dispatcher
 
-    from .engine import gpu_present
+    from .device import gpu_present
 
     if gpu_present():
         yield

@@ -83,8 +83,16 @@ class Puzzle:
     # launch settings the learner chooses: names of module-level constants (e.g. "BLOCK") read from
     # the checked kernel's globals and passed to `cases` by keyword (see `cases_for`)
     choices: tuple = ()
+    # float64 arithmetic in the PTX of a kernel whose arrays are float32: "warn" (a note on a pass),
+    # "reject" (exercises about precision or speed: OverBudget field "float64") or "allow"
+    float64: str = "warn"
+    # integer outputs that hold float bit patterns (float keys as ints, CAS on floats as ints):
+    # messages show their values as floats and in hex
+    bits: bool = False
 
     def __post_init__(self):
+        if self.float64 not in ("warn", "reject", "allow"):
+            raise ValueError(f"Puzzle {self.name!r}: float64 must be 'warn', 'reject' or 'allow'")
         missing = [f for f in ("outputs", "spec", "cases", "reference") if not getattr(self, f)]
         if missing:
             raise TypeError(f"Puzzle {self.name!r} needs {', '.join(missing)}")
@@ -178,6 +186,9 @@ class RunRecord:
     `launch` is the simulator's record (`.trace`, `.shared_bytes`) of a run that finished; when the
     simulator diagnosed the kernel instead, `launch` is None and `diagnostic` holds the
     `helpers.sim.errors.SimulatorError` (its `.trace` has the accesses up to the fault).
+    `expected` holds the spec's outputs (computed once per case) and `wrong` the flat indices of the
+    wrong cells per output, for a run that finished ({} otherwise): the check, `puzzles.show` and the
+    GPU stage read them.
     """
 
     puzzle: Puzzle
@@ -188,6 +199,8 @@ class RunRecord:
     launch: object = None
     outputs: dict = field(default_factory=dict)
     diagnostic: Exception | None = None
+    expected: dict = field(default_factory=dict)
+    wrong: dict = field(default_factory=dict)
 
     @property
     def trace(self):

@@ -16,6 +16,7 @@ from typing import Any, Callable, Union
 import numpy as np
 
 from helpers import metrics
+from helpers.advice import ADVICE, SHARE, per_array
 from helpers.sim.trace import READ, WRITE, Trace
 
 Limit = Union[int, float, Callable[[Any], Union[int, float]], None]
@@ -64,14 +65,6 @@ class Rule:
 
 # ---------------------------------------------------------------- the standard rules
 
-ADVICE = {
-    "global_reads": "Global memory is the slow part: load each value once (into a register or shared "
-    "memory) and reuse it.",
-    "global_writes": "Write each output element once, from one thread, after the result is complete.",
-    "shared_reads": "Read fewer shared values per thread: share the work among the block's threads, each "
-    "reading only what its own step needs.",
-    "shared_writes": "Write fewer shared values per thread.",
-}
 COUNTS = {
     "global_reads": ("global", READ),
     "global_writes": ("global", WRITE),
@@ -80,11 +73,26 @@ COUNTS = {
 }
 
 
-def per_thread(name: str, limit: Limit) -> Rule:
-    """At most `limit` accesses of one kind (a key of COUNTS) by any thread."""
+def _once(values: Callable[[Trace], np.ndarray]) -> Callable[[Trace], np.ndarray]:
+    """`values` computed once per trace: the harness reads the maxima, then the rule's check."""
+    last: list = [None, None]
+
+    def cached(trace):
+        if last[0] is not trace:
+            last[0], last[1] = trace, values(trace)
+        return last[1]
+
+    return cached
+
+
+def per_thread(name: str, limit: Limit, advice: str | None = None) -> Rule:
+    """At most `limit` accesses of one kind (a key of COUNTS) by any thread. `advice`: the rule of
+    the exercise in one sentence (e.g. "stop at the first hit with a warp vote"), said instead of
+    the generic advice."""
     space, kind = COUNTS[name]
     label = name.replace("_", " ")
 
+    @_once
     def values(trace):
         return trace.counts(space=space, kind=kind)
 
@@ -95,12 +103,19 @@ def per_thread(name: str, limit: Limit) -> Rule:
         if m <= lim:
             return None
         blk, thr = np.unravel_index(int(counts.argmax()), counts.shape)
+        arrays, repeated = per_array(trace, space, kind, int(blk), int(thr))
+        if advice:
+            tip = f"The rule of this exercise: {advice}"
+        elif not repeated and name in SHARE:
+            tip = SHARE[name]
+        else:
+            tip = ADVICE[name]
         return Finding(
             name,
             m,
             lim,
             f"thread {trace.thread_index(int(thr))} of block {trace.block_index(int(blk))} made {m} {label}; "
-            f"the budget is {lim} per thread. " + ADVICE[name],
+            f"the budget is {lim} per thread. Over budget: {arrays}. " + tip,
             "counts",
         )
 
@@ -321,12 +336,15 @@ class Budget:
     shared_bytes: Limit = None  # per block, static + dynamic
     global_atomics_per_block: Limit = None
     min_coalescing: float | None = None  # every source line's global accesses: ideal / moved sectors
+    # {rule name: the exercise's rule in one sentence}, said when that rule is broken (instead of the
+    # generic advice), e.g. {"global_reads": "stop at the first hit with a warp vote (cuda.any_sync)."}
+    advice: Any = None
 
     def rules(self) -> tuple[Rule, ...]:
         """Every standard rule, in the order the harness checks them (count rules even when unlimited:
         a passing Result reports their maxima)."""
         return (
-            *(per_thread(f, getattr(self, f)) for f in COUNTS),
+            *(per_thread(f, getattr(self, f), (self.advice or {}).get(f)) for f in COUNTS),
             shared_bytes_per_block(self.shared_bytes),
             min_coalescing(self.min_coalescing),
             global_atomics_per_block(self.global_atomics_per_block),

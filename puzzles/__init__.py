@@ -12,12 +12,12 @@ package on `SEARCH`) defines `PUZZLES`, a list of `helpers.puzzle.Puzzle`.
 from __future__ import annotations
 
 import ast
+import difflib
 import importlib
 import pathlib
 import pkgutil
 from typing import Callable
 
-import numpy as np
 from matplotlib.figure import Figure
 
 from helpers import check as harness
@@ -61,7 +61,13 @@ def reload() -> None:
 def get(name: str) -> Puzzle:
     reg = _load()
     if name not in reg:
-        raise KeyError(f"no puzzle named {name!r}; known: {', '.join(reg)}")
+        close = difflib.get_close_matches(name, list(reg), n=3, cutoff=0.6)
+        guess = f"puzzles.names() lists all {len(reg)}"
+        if close:
+            guess = f"did you mean `{close[0]}`?" + (
+                f" (also close: {', '.join(f'`{c}`' for c in close[1:])})" if close[1:] else ""
+            )
+        raise KeyError(f"no puzzle named {name!r}; {guess}")
     return reg[name]
 
 
@@ -78,14 +84,12 @@ def module_of(name: str) -> str:
 def check(name: str, kernel: Callable, *, seed: int | None = None, gpu: bool | None = None) -> harness.Result:
     """Check `kernel` against puzzle `name`: raise a PuzzleFailure (an AssertionError) or return a Result."""
     environment.require_setup()  # in a notebook, the setup cell first: one sentence, not a traceback
+    runs: list[RunRecord] = []  # every case the check ran, the failing one last
     try:
-        result = harness.check(get(name), kernel, seed=seed, gpu=gpu)
-    except harness.PuzzleFailure as failure:
-        if failure.run is not None:
-            _LAST[name] = (kernel, failure.run.seed, {failure.run.case_index: failure.run})
-        raise
-    if result.runs:
-        _LAST[name] = (kernel, result.runs[0].seed, {r.case_index: r for r in result.runs})
+        result = harness.check(get(name), kernel, seed=seed, gpu=gpu, runs=runs)
+    finally:
+        if runs:
+            _LAST[name] = (kernel, runs[0].seed, {r.case_index: r for r in runs})
     _PASSED.add(name)
     return result
 
@@ -121,23 +125,11 @@ def show(
 
 
 def wrong_cells(run: RunRecord) -> dict:
-    """{output name: flat indices} of the cells of a finished run that differ from the spec."""
+    """{output name: flat indices} of the cells of a finished run that differ from the spec: what the
+    run's record says (the check judged it once, with `helpers.compare`'s rule)."""
     if run.diagnostic is not None or not run.outputs:
         return {}
-    want = harness.expected(run.puzzle, run.case, {})
-    out = {}
-    for n, got in run.outputs.items():
-        w = want.get(n)
-        got = np.asarray(got)
-        if w is None or w.shape != got.shape:
-            continue
-        if got.dtype.kind in "iub" or w.dtype.kind in "iub":
-            bad = w != got
-        else:
-            bad = ~np.isclose(got, w, rtol=run.puzzle.rtol, atol=run.puzzle.atol, equal_nan=False)
-        if bad.any():
-            out[n] = np.flatnonzero(bad).tolist()
-    return out
+    return dict(run.wrong)
 
 
 # what a registered mutant is caught as: the shorthands of tests/mutants/common.py, then detail names

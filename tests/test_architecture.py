@@ -23,13 +23,21 @@ LAYERS = [
     ("helpers.sim.lockstep", 0.8),
     ("helpers.sim.dispatch", 0.9),
     ("=helpers.sim", 1),  # engines: simulator, engine choice, PTX compile check
-    ("helpers.engine", 1),
+    ("helpers.device", 1),
+    ("helpers.engine", 1),  # the deprecated name of helpers.device (an alias module)
     ("helpers.ptx", 1),
     ("helpers.environment", 1),  # what this machine has and lacks, in plain words
     ("helpers.metrics", 2),  # numbers from traces
     ("helpers.rules", 3),  # named checks and budgets from metrics
+    ("helpers.advice", 3),  # what the standard count rules advise
     ("helpers.puzzle", 4),  # plain data: Puzzle, Case, RunRecord
-    ("helpers.check", 5),  # the harness
+    ("helpers.check", 5),  # the harness: orchestration of the stages
+    ("helpers.runs", 5),  # one run of one case: arguments, launch, spec, RunRecord
+    ("helpers.verdicts", 5),  # Result, the PuzzleFailure classes, a message's parts
+    ("helpers.compare", 5),  # outputs against the spec, and how to say what differs
+    ("helpers.source", 5),  # a kernel's source read with ast: stub, not a kernel, float literals
+    ("helpers.orders", 5),  # the check under other block orders
+    ("helpers.float64", 5),  # float64 arithmetic read from the PTX
     ("helpers.viz", 5),  # pictures (and never the harness: see below)
     ("helpers.timing", 5),  # GPU timing library
     ("helpers.tuning", 5),  # knobs searched on the GPU at hand, winners cached per device

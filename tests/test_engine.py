@@ -1,21 +1,24 @@
-"""helpers.engine.STATE with fakes (no GPU needed): timing asks it, and the GPU stage of `check` gets
-numba-cuda's own functions even after `helpers.use("sim")` has replaced those on `numba.cuda`."""
+"""helpers.device.STATE (real GPU or simulator) with fakes (no GPU needed): timing asks it, and the
+GPU stage of `check` gets numba-cuda's own functions even after `helpers.use("sim")` has replaced
+those on `numba.cuda`."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import numba.cuda as cuda
 import numpy as np
 import pytest
 
-from helpers import engine, timing
-from helpers.engine import EngineState
+from helpers import device, timing
+from helpers.device import DeviceState
 
 
 @pytest.fixture
 def state(monkeypatch):
-    """A fresh EngineState in place of the global one; numba-cuda restored afterwards."""
-    s = EngineState()
-    monkeypatch.setattr(engine, "STATE", s)
+    """A fresh DeviceState in place of the global one; numba-cuda restored afterwards."""
+    s = DeviceState()
+    monkeypatch.setattr(device, "STATE", s)
     yield s
     s._unpatch()
 
@@ -103,10 +106,26 @@ def test_gpu_stage_of_check_uses_the_real_functions_after_use_sim(state, monkeyp
     state.use("sim")
     state.saved["to_device"] = fake_to_device  # stands for numba-cuda's own, saved by the patch
     state.saved["synchronize"] = lambda: calls.append("synchronize")
-    monkeypatch.setattr(engine, "gpu_launch", fake_launch)
+    monkeypatch.setattr(device, "gpu_launch", fake_launch)
     p = puzzles.get("map")
-    result = check.check(p, p.reference, seed=0, gpu=True)
-    assert result.engines[-1] == "GPU"
+    spec_calls = []
+
+    def counting_spec(**kw):
+        spec_calls.append(1)
+        return p.spec(**kw)
+
+    counted = dataclasses.replace(p, spec=counting_spec)
+    result = check.check(counted, p.reference, seed=0, gpu=True)
+    assert result.stages[-1] == "GPU" and result.engines == result.stages  # the old name still reads
+    assert len(spec_calls) == result.cases  # the GPU stage reads the expected outputs the record kept
     assert calls.count("to_device") >= 2 and "launch" in calls and "synchronize" in calls
     state.saved.pop("to_device")
     state.saved.pop("synchronize")
+
+
+def test_helpers_engine_is_the_deprecated_name_of_helpers_device():
+    import helpers.engine
+    from helpers import engine
+
+    assert helpers.engine is device and engine is device and engine.STATE is device.STATE
+    assert device.EngineState is DeviceState

@@ -212,3 +212,107 @@ def test_choices_come_from_the_kernel_and_occupancy_is_checked_on_them():
     assert (e.field, e.count, e.limit) == ("occupancy", 0.5, 1.0)
     assert "blocks of 64 threads" in str(e) and "64 KiB of shared memory per SM" in str(e)
     assert "kernel[3, 64]" in str(e)
+
+
+# ------------------------------------------------------------ issue 22 item 4: compute once
+
+
+def test_spec_and_arguments_are_made_once_per_case_and_show_reads_the_record(monkeypatch):
+    import dataclasses
+
+    import puzzles
+    from helpers import check as harness
+    from helpers import runs
+
+    p = puzzles.get("map")
+    spec_calls, prepared = [], []
+
+    def counting_spec(**kw):
+        spec_calls.append(1)
+        return p.spec(**kw)
+
+    real_prepare = runs.prepare_args
+    monkeypatch.setattr(harness, "prepare_args", lambda *a: prepared.append(1) or real_prepare(*a))
+    counted = dataclasses.replace(p, spec=counting_spec)
+    kept: list = []
+    result = harness.check(counted, p.reference, seed=3, gpu=False, runs=kept)
+    assert len(spec_calls) == len(prepared) == result.cases == len(kept)
+    assert all(r.expected and r.wrong == {} for r in kept)
+
+
+def test_a_failing_check_hands_over_its_records_and_show_frames_the_wrong_cells(monkeypatch):
+    import puzzles
+    from helpers import check as harness
+
+    @cuda.jit
+    def map_wrong_at_two(out, a):
+        i = cuda.threadIdx.x
+        out[i] = a[i] + (11 if i == 2 else 10)
+
+    kept: list = []
+    with pytest.raises(harness.WrongAnswer) as info:
+        harness.check(puzzles.get("map"), map_wrong_at_two, seed=0, gpu=False, runs=kept)
+    assert kept[-1] is info.value.run and kept[-1].wrong == {"out": [2]}
+    with pytest.raises(harness.WrongAnswer):
+        puzzles.check("map", map_wrong_at_two, seed=0)
+    monkeypatch.setattr(harness, "expected", lambda *a: pytest.fail("show ran the spec again"))
+    assert puzzles.wrong_cells(puzzles.last_run("map", map_wrong_at_two)) == {"out": [2]}
+
+
+def test_check_py_is_split_and_keeps_its_public_names():
+    from pathlib import Path
+
+    import helpers.check as harness
+
+    for name in (
+        "check",
+        "run_once",
+        "run_case",
+        "Result",
+        "PuzzleFailure",
+        "expect_failure",
+        "CHECK_SECONDS",
+        "compare",
+        "expected",
+        "prepare_args",
+        "poison",
+        "NotSolvedYet",
+        "WrongAnswer",
+        "OverBudget",
+        "KernelDiagnosed",
+        "CompileRejected",
+        "InputModified",
+        "GpuMismatch",
+        "RunRecord",
+    ):
+        assert hasattr(harness, name), name
+    helpers_dir = Path(harness.__file__).parent
+    mine = (
+        "check",
+        "runs",
+        "verdicts",
+        "compare",
+        "source",
+        "orders",
+        "float64",
+        "puzzle",
+        "ptx",
+        "device",
+        "advice",
+    )
+    mine += ("advice", "rules")
+    long = [m for m in mine if len((helpers_dir / f"{m}.py").read_text().splitlines()) > 400]
+    assert long == [], long
+
+
+def test_per_thread_rule_values_are_computed_once_per_case(monkeypatch):
+    """The maxima of a passing Result and the rules' own checks read one count per rule and case."""
+    from helpers.sim.trace import Trace
+
+    calls = []
+    real = Trace.counts
+    monkeypatch.setattr(Trace, "counts", lambda self, **kw: calls.append(kw) or real(self, **kw))
+    p = puzzles.get("map")
+    result = check.check(p, p.reference, seed=2, gpu=False)
+    per_thread = [r for r in p.all_rules if r.per == "thread" and r.values is not None]
+    assert len(calls) == len(per_thread) * result.cases

@@ -3,6 +3,8 @@ rejected for the right reason (on several seeds) next to a correct twin accepted
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 import pytest
@@ -328,7 +330,7 @@ def test_ch04_divergence_verdict_has_the_standard_header_and_honours_the_seed():
         text = str(info.value)
         assert info.value.field == "paths_per_warp"
         n = len(p.cases(np.random.default_rng(seed)))
-        assert text.startswith(f"Puzzle `ch04_warp_uniform` failed on case 1 of {n}:")
+        assert text.startswith(f"Puzzle `ch04_warp_uniform` failed on case 0 (cases 0 to {n - 1}):")
         assert f"(seed {seed}: puzzles.check('ch04_warp_uniform'" in text and f"seed={seed}" in text
     check(p, p.reference, seed=7, gpu=False)
 
@@ -409,3 +411,312 @@ def test_hostile_code_cannot_leave_the_check(monkeypatch):
             check(puzzles.get("guard"), kernel, seed=0, gpu=False)
         assert isinstance(info.value, (KernelDiagnosed, CompileRejected)), str(info.value)
     check(puzzles.get("guard"), guard_kept_comment_right, seed=0, gpu=False)
+
+
+# ============================================================ issue 23: verdicts of the second half
+
+SEEDS_23 = range(10)
+
+
+# ------------------------------------------------------------ 4. a result that depends on block order
+
+
+@cuda.jit
+def last_block_without_ticket(out, partial, ticket, a, size):
+    # no ticket: the block with the highest index adds the partials, as if it always ran last
+    cache = cuda.shared.array(32, numba.float32)
+    t, b = cuda.threadIdx.x, cuda.blockIdx.x
+    i = b * 32 + t
+    cache[t] = a[i] if i < size else 0.0
+    stride = 16
+    while stride > 0:
+        cuda.syncthreads()
+        if t < stride:
+            cache[t] += cache[t + stride]
+        stride //= 2
+    if t == 0:
+        partial[b] = cache[0]
+    if b == cuda.gridDim.x - 1 and t == 0:
+        total = numba.float32(0)
+        for k in range(cuda.gridDim.x):
+            total += partial[k]
+        out[0] = total
+
+
+def test_a_result_that_depends_on_block_order_is_rejected_and_says_why():
+    from helpers.check import WrongAnswer
+
+    p = puzzles.get("last_block")
+    assert not p.cross_block_races
+    for seed in SEEDS_23:
+        with pytest.raises(WrongAnswer) as info:
+            check(p, last_block_without_ticket, seed=seed, gpu=False)
+        text = str(info.value)
+        assert "depends on the order" in text and "does not flag races between blocks" in text, text
+        check(p, p.reference, seed=seed, gpu=False)
+
+
+def test_the_order_runs_catch_what_the_shuffled_run_missed(monkeypatch):
+    """Force the first run's order to be the one that happens to work: the other orders still reject."""
+    from helpers import runs
+    from helpers.check import WrongAnswer
+
+    real = runs.sim.launch
+
+    def forward_first(*a, block_order="forward", **kw):
+        return real(*a, block_order="forward" if block_order == "shuffle" else block_order, **kw)
+
+    monkeypatch.setattr(runs.sim, "launch", forward_first)
+    with pytest.raises(WrongAnswer) as info:
+        check(puzzles.get("last_block"), last_block_without_ticket, seed=0, gpu=False)
+    assert "right in the shuffled order, wrong with the blocks run last to first" in str(info.value)
+
+
+# ------------------------------------------------------------ 6. float64 arithmetic in a float32 exercise
+
+
+@cuda.jit
+def map_float64_accumulator(out, a):
+    i = cuda.threadIdx.x
+    acc = 0.0
+    acc += a[i]
+    out[i] = acc + 10
+
+
+@cuda.jit
+def map_float32_accumulator(out, a):
+    i = cuda.threadIdx.x
+    acc = numba.float32(0.0)
+    acc += a[i]
+    out[i] = acc + numba.float32(10)
+
+
+def _needs_ptx():
+    from helpers import ptx
+
+    if not ptx.available():
+        pytest.skip("NVVM not installed: no PTX to read")
+
+
+def test_float64_arithmetic_is_noted_on_a_pass_and_rejected_where_the_puzzle_says():
+    import dataclasses
+
+    from helpers.check import OverBudget
+
+    _needs_ptx()
+    p = puzzles.get("map")
+    assert p.float64 == "warn"
+    result = check(p, map_float64_accumulator, seed=0, gpu=False)
+    note = "\n".join(result.notes)
+    assert "float64" in note and "acc = 0.0" in note and "numba.float32(" in note, note
+    assert "Note:" in repr(result)
+    assert check(p, map_float32_accumulator, seed=0, gpu=False).notes == ()
+    strict = dataclasses.replace(p, float64="reject")
+    for seed in (0, 1):
+        with pytest.raises(OverBudget) as info:
+            check(strict, map_float64_accumulator, seed=seed, gpu=False)
+        assert info.value.field == "float64" and "acc = 0.0" in str(info.value)
+        check(strict, map_float32_accumulator, seed=seed, gpu=False)
+
+
+def test_float64_ops_are_read_from_ptx_with_their_lines():
+    from helpers.ptx import float64_ops
+
+    ptx = "\n".join(
+        [
+            '.file 1 "k.py"',
+            ".loc 1 7 1",
+            "mov.f64 %fd1, 0d0000000000000000;",
+            "cvt.f64.f32 %fd2, %f1;",
+            ".loc 1 8 1",
+            "add.f64 %fd3, %fd1, %fd2;",
+            "fma.rn.f64 %fd4, %fd3, %fd3, %fd3;",
+            "add.f32 %f2, %f1, %f1;",
+        ]
+    )
+    assert float64_ops(ptx, "k.py") == [("add.f64", 8), ("fma.rn.f64", 8)]
+    assert float64_ops(ptx, "other.py") == [("add.f64", None), ("fma.rn.f64", None)]
+
+
+# ------------------------------------------------------------ 11. NaN the kernel wrote is not "never written"
+
+
+@cuda.jit
+def map_writes_nan(out, a):
+    i = cuda.threadIdx.x
+    x = a[i] + math.inf
+    out[i] = x - math.inf  # inf - inf: NaN
+
+
+def test_nan_written_by_the_kernel_is_told_apart_from_never_written():
+    from helpers.check import WrongAnswer
+
+    for seed in SEEDS_23:
+        with pytest.raises(WrongAnswer) as info:
+            check(puzzles.get("map"), map_writes_nan, seed=seed, gpu=False)
+        text = str(info.value)
+        assert "never written" not in text, text
+        assert "written as NaN or inf by the kernel" in text and "x - math.inf" in text, text
+    check(puzzles.get("map"), puzzles.get("map").reference, seed=0, gpu=False)
+
+
+# ------------------------------------------------------------ 12. digits the tolerance needs; bit patterns
+
+
+@cuda.jit
+def map_slightly_off(out, a):
+    i = cuda.threadIdx.x
+    out[i] = a[i] + numba.float32(10.0005)
+
+
+def test_expected_and_got_never_print_the_same_digits():
+    import re
+
+    from helpers.check import WrongAnswer
+
+    for seed in SEEDS_23:
+        with pytest.raises(WrongAnswer) as info:
+            check(puzzles.get("map"), map_slightly_off, seed=seed, gpu=False)
+        text = str(info.value)
+        pairs = re.findall(r"expected (\S+), got (\S+) \(off by \S+; the tolerance here is \S+\)", text)
+        assert pairs and all(w != g for w, g in pairs), text
+
+
+def test_bit_patterns_are_shown_as_floats_and_hex():
+    from types import SimpleNamespace
+
+    from helpers.compare import compare
+
+    want = np.array([1.0, 2.5], np.float32).view(np.int32)
+    got = np.array([1.0, -2.5], np.float32).view(np.int32)
+    text = compare(want, got, SimpleNamespace(rtol=0, atol=0, bits=True))
+    assert "expected 2.5 (0x40200000), got -2.5 (0xc0200000)" in text, text
+    plain = compare(want, got, SimpleNamespace(rtol=0, atol=0, bits=False))
+    assert "0x" not in plain
+
+
+# ------------------------------------------------------------ 13. budget messages name the array and the rule
+
+
+@cuda.jit
+def map_reads_three_neighbours(out, a):
+    i = cuda.threadIdx.x
+    v = a[i]
+    if i > 0:
+        v = a[i - 1] * 0 + v
+    if i > 1:
+        v = a[i - 2] * 0 + v
+    out[i] = v + 10
+
+
+def test_budget_message_names_the_array_its_reads_and_the_exercise_rule():
+    import dataclasses
+
+    from helpers.check import OverBudget
+    from helpers.rules import Budget
+
+    p = puzzles.get("map")
+    with pytest.raises(OverBudget) as info:
+        check(p, map_reads_twice, seed=0, gpu=False)
+    text = str(info.value)
+    assert "`a` 2 times (1 distinct element, each about 2 times" in text and "load each value once" in text
+    with pytest.raises(OverBudget) as info:
+        check(p, map_reads_three_neighbours, seed=0, gpu=False)
+    text = str(info.value)
+    assert "each once" in text and "load each value once" not in text and "more than its share" in text
+    ruled = dataclasses.replace(
+        p, budget=Budget(global_reads=1, global_writes=1, advice={"global_reads": "read only a[i]."})
+    )
+    with pytest.raises(OverBudget) as info:
+        check(ruled, map_reads_three_neighbours, seed=0, gpu=False)
+    assert "The rule of this exercise: read only a[i]." in str(info.value)
+
+
+# ------------------------------------------------------------ 14. "not solved yet" only for the stub
+
+
+@cuda.jit
+def map_guard_never_true(out, a):
+    i = cuda.threadIdx.x
+    if i > cuda.blockDim.x:
+        out[i] = a[i] + 10
+
+
+def test_a_written_kernel_that_writes_nothing_is_told_why_not_that_it_is_unsolved():
+    from helpers.check import WrongAnswer
+
+    for seed in SEEDS_23:
+        with pytest.raises(WrongAnswer) as info:
+            check(puzzles.get("map"), map_guard_never_true, seed=seed, gpu=False)
+        text = str(info.value)
+        assert "not solved yet" not in text and "wrote nothing to `out`" in text and "guard" in text, text
+    with pytest.raises(NotSolvedYet):
+        check(puzzles.get("guard"), guard_renamed_stub, seed=0, gpu=False)
+
+
+# ------------------------------------------------------------ 15. no warnings, a close name, one numbering
+
+
+@cuda.jit
+def map_overflows(out, a):
+    i = cuda.threadIdx.x
+    big = a[i] * numba.float32(1e30)
+    out[i] = big * big  # float32 overflow: inf (NumPy would warn)
+
+
+def test_numpy_warnings_do_not_leak_before_the_verdict():
+    import warnings
+
+    from helpers.check import WrongAnswer
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(WrongAnswer):
+            check(puzzles.get("map"), map_overflows, seed=0, gpu=False)
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in caught]
+
+
+def test_a_misspelt_name_gets_did_you_mean_not_every_name():
+    with pytest.raises(KeyError) as info:
+        puzzles.get("llm_softmax_online")
+    text = str(info.value)
+    assert "did you mean `llm1_softmax_online`?" in text and len(text) < 200, text
+    with pytest.raises(KeyError) as info:
+        puzzles.get("zzzzqqq")
+    assert "puzzles.names()" in str(info.value)
+
+
+def test_case_numbers_agree_between_the_header_and_the_show_line():
+    import re
+
+    for seed in SEEDS_23:
+        with pytest.raises(KernelDiagnosed) as info:
+            check(puzzles.get("guard"), guard_forgotten, seed=seed, gpu=False)
+        text = str(info.value)
+        head = int(re.search(r"failed on case (\d+) \(cases 0 to \d+\)", text).group(1))
+        shown = int(re.search(r"case=(\d+)", text).group(1))
+        assert head == shown == info.value.run.case_index
+
+
+@cuda.jit
+def scale_by_python_float(out, a, alpha):
+    i = cuda.threadIdx.x
+    acc = numba.float32(0)
+    for _ in range(3):
+        acc = acc * alpha + a[i]
+    out[i] = acc
+
+
+def test_float64_from_a_python_float_argument_is_named():
+    from types import SimpleNamespace
+
+    from helpers import ptx
+    from helpers.float64 import float64_finding
+
+    _needs_ptx()
+    args = [np.zeros(4, np.float32), np.ones(4, np.float32), 0.5]
+    p = SimpleNamespace(name="t", float64="warn", signature=("out", "a", "alpha"))
+    found = float64_finding(p, scale_by_python_float, args, ptx.ptx_check(scale_by_python_float, args))
+    assert found and "`alpha` arrives as float64" in found[0] and "alpha = numba.float32(alpha)" in found[0]
+    args[2] = np.float32(0.5)
+    assert float64_finding(p, scale_by_python_float, args, ptx.ptx_check(scale_by_python_float, args)) is None
