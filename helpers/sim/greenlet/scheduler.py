@@ -27,7 +27,7 @@ from greenlet import greenlet
 from .. import binding, grid
 from .. import errors as E
 from ..kernel import py_func, rebind
-from ..messages import at_thread, diagnostic, kernel_frame, plain_words, source_at, user_frame
+from ..messages import at_thread, diagnostic, kernel_frame, plain_words, runaway_text, source_at, user_frame
 from ..options import Options
 from ..trace import WARP_SIZE, ArrayInfo, Trace
 from . import assemble, barriers, spin, warps
@@ -52,8 +52,9 @@ class Run:
         import numba
         import numba.cuda as real_cuda
 
-        self.opts = opts = (opts or Options()).resolved()
         self.griddim, self.blockdim = Dim3(griddim), Dim3(blockdim)
+        threads = int(np.prod(self.griddim)) * int(np.prod(self.blockdim))
+        self.opts = opts = (opts or Options()).resolved(threads)
         binding.check_dims(self.griddim, self.blockdim, opts.shared_bytes)
         self.fn0 = py_func(kernel)
         self.api = SimCuda(self)
@@ -104,12 +105,7 @@ class Run:
     def step(self) -> None:
         self.steps += 1
         if self.steps > self.step_limit:
-            raise self.error(
-                E.Runaway,
-                f"the kernel made more than {self.step_limit:,} memory accesses and "
-                "barriers: most likely a loop that never ends (a loop variable not advanced, "
-                "a stride of 0?). Raise helpers.sim.config.max_steps if it really needs more.",
-            )
+            raise self.error(E.Runaway, runaway_text(self.step_limit))
         if self.steps > self.max_steps:
             self.max_steps = min(self.step_limit, self.steps + spin.CHECK)
             if self.tracing and self.cur is not None and spin.looks_stuck(self):
@@ -463,16 +459,36 @@ class Run:
         # collecting before it ends: the cyclic collector would only rescan them, over and over
         gc_was = gc.isenabled()
         gc.disable()
+
+        def stop_watchdog() -> None:
+            # first thing after the run, before any handling: the watchdog can no longer fire, and
+            # one that fired withdraws what it has not delivered (else a _Timeout could land in the
+            # middle of reporting another verdict and leave the launch as itself)
+            if timer:
+                with lock:
+                    finished[0] = True
+                timer.cancel()
+                if fired.is_set():
+                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(main), None)
+
         try:
-            if timer:  # started inside the try: a deadline almost spent may fire at once
-                timer.daemon = True
-                timer.start()
-            if self.coop:
-                self._run_grid()
-            else:
-                for b in self.order:
-                    self._run_block(b)
+            try:
+                if timer:  # started inside the try: a deadline almost spent may fire at once
+                    timer.daemon = True
+                    timer.start()
+                if self.coop:
+                    self._run_grid()
+                else:
+                    for b in self.order:
+                        self._run_block(b)
+            finally:
+                stop_watchdog()
+                if gc_was:
+                    gc.enable()
         except _Timeout as e:
+            stop_watchdog()  # delivered inside the `finally` above, before the watchdog was stopped
+            if gc_was:
+                gc.enable()
             raise self.error(
                 E.Runaway,
                 f"the kernel ran for more than {self.timeout:g} s in the simulator: "
@@ -485,15 +501,6 @@ class Run:
             if self.deferred and err is not self.deferred[0]:
                 err.secondary = list(self.deferred)
             raise
-        finally:
-            if gc_was:
-                gc.enable()
-            if timer:
-                with lock:
-                    finished[0] = True
-                timer.cancel()
-                if fired.is_set():  # withdraw an exception that has not been delivered yet
-                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(main), None)
         for orig, data in self.writeback:
             orig[...] = data
         if self.deferred:  # the run went to its end: its outputs are there to judge the read by

@@ -20,7 +20,7 @@ from .. import errors as E
 from ..greenlet import spin
 from ..greenlet.threads import Dim3
 from ..kernel import _global_names, _is_dispatcher, py_func
-from ..messages import diagnostic, source_at, user_frame
+from ..messages import diagnostic, kernel_frame, runaway_text, source_at, user_frame
 from ..options import Options
 from ..poison import poison
 from ..trace import ACCESS_DTYPE, ATOMIC, READ, ArrayInfo, Site, Trace
@@ -55,8 +55,8 @@ class Run:
         import numba
         import numba.cuda as real_cuda
 
-        self.opts = opts = opts.resolved()
         self.griddim, self.blockdim = Dim3(griddim), Dim3(blockdim)
+        self.opts = opts = opts.resolved(int(np.prod(self.griddim)) * int(np.prod(self.blockdim)))
         binding.check_dims(self.griddim, self.blockdim, opts.shared_bytes)
         self.fn0 = py_func(kernel)
         code = self.fn0.__code__
@@ -410,12 +410,7 @@ class Run:
                     self.first[site] = key
 
     def runaway(self) -> E.SimulatorError:
-        return self.diag(
-            "Runaway",
-            f"the kernel made more than {self.opts.max_steps:,} memory accesses and barriers: most likely a "
-            "loop that never ends (a loop variable not advanced, a stride of 0?). Raise "
-            "helpers.sim.config.max_steps if it really needs more.",
-        )
+        return self.diag("Runaway", runaway_text(self.opts.max_steps))
 
     def warp_step(self, count: bool = True) -> None:
         ctl = self.ctl
@@ -521,8 +516,10 @@ class Run:
         index: Any = None,
         lane: int | None = None,
         site: int | None = None,
+        tb: Any = None,
     ) -> E.SimulatorError:
-        """A diagnostic in the standard shape (raised by the caller): block, thread, line, array, index."""
+        """A diagnostic in the standard shape (raised by the caller): block, thread, line, array, index.
+        `tb`: the traceback of an exception the kernel raised, for its line."""
         klass = getattr(E, cls)
         ctl = self.ctl
         name = array
@@ -569,6 +566,8 @@ class Run:
         if site is not None:
             info = site_info(site)
             line, src = info.lineno, info.text
+        elif tb is not None:
+            line, src = source_at(*kernel_frame(tb))
         else:
             line, src = source_at(user_frame())
         return diagnostic(
@@ -633,8 +632,16 @@ class Run:
                     raise self.diag("KernelException", f"a thread raised: {e}") from None
                 except RecursionError:
                     raise Stop("unsupported: recursion") from None
+                except (SystemExit, KeyboardInterrupt) as e:  # never leave the launch (as the reference)
+                    raise self.diag(
+                        "KernelException",
+                        f"the kernel tried to stop the program ({type(e).__name__})",
+                        tb=e.__traceback__,
+                    ) from None
                 except Exception as e:  # noqa: BLE001 - a Python error in some thread: the reference reports it
-                    raise self.diag("KernelException", f"the kernel raised {type(e).__name__}: {e}") from None
+                    raise self.diag(
+                        "KernelException", f"the kernel raised {type(e).__name__}: {e}", tb=e.__traceback__
+                    ) from None
                 self.steps += 0
                 self._end_interval()
                 if self.opts.races and self.opts.cross_block_races:  # (blocks run in the reference's order)
