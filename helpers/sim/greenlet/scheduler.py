@@ -30,7 +30,7 @@ from ..kernel import py_func, rebind
 from ..messages import at_thread, diagnostic, kernel_frame, plain_words, runaway_text, source_at, user_frame
 from ..options import Options
 from ..trace import WARP_SIZE, ArrayInfo, Trace
-from . import assemble, barriers, spin, warps
+from . import assemble, barriers, races, spin, warps
 from .api import ALIASES, SimCuda
 from .memory import SimArray
 from .spaces import Spaces
@@ -144,48 +144,7 @@ class Run:
     def race(
         self, st: Any, flat: int, idx: Any, verb: str, other: tuple, other_verb: str, depth: int
     ) -> E.SimulatorError:
-        c = self.cur.actor
-        both_write = verb != "reads" and other_verb != "read"
-        where = "in the same barrier interval (no cuda.syncthreads() between them)"
-        fix = "Put a cuda.syncthreads() between the two accesses, or give each thread its own element."
-        if both_write and "atomic" not in verb + other_verb:
-            # advice that fits the race: several writers of one element want one writer, not a barrier
-            fix = (
-                "Several threads write this one element: let one thread write it (e.g. under "
-                "`if cuda.threadIdx.x == 0:`, once the value is complete), or, if each adds its share, "
-                "use cuda.atomic.add."
-            )
-        elif c[1] > 0 or other[1] > 0:  # the block already passed a barrier: one more is missing
-            fix = (
-                "Your kernel has cuda.syncthreads() already, but none between these two accesses: the "
-                "step that overwrites values other threads still read (or reads values not yet "
-                "written) needs its own barrier; in a loop over tiles or steps, often a second one at "
-                "the end of each trip."
-            )
-        if other[0] != c[0]:
-            where = "in another block"
-            fix = (
-                "Blocks cannot wait for each other inside a kernel and run in any order: give each "
-                "element one owner block, or use cuda.atomic for accumulations."
-            )
-            if other[4] == c[4]:  # the same thread of two blocks: the index leaves out the block
-                fix = (
-                    "The same thread of two different blocks touched the same element: the index "
-                    "probably leaves out cuda.blockIdx (e.g. i = cuda.blockIdx.x * cuda.blockDim.x + "
-                    "cuda.threadIdx.x), so every block works on the same elements."
-                )
-        elif other[2] == c[2] and other[1] == c[1]:
-            fix += (
-                " Lanes of one warp do not run in lockstep on Volta and later GPUs: cuda.syncwarp() "
-                "orders them."
-            )
-        idx_s = ", ".join(map(str, idx)) if type(idx) is tuple else str(idx)
-        msg = (
-            f"data race on {st.space} array `{st.name}`[{idx_s}]: this thread {verb} it while "
-            f"{self.who(other)} {other_verb} it {where}. The result depends on which thread runs "
-            f"first; on a real GPU it changes from run to run. {fix}"
-        )
-        return self.error(E.DataRace, msg, array=st.name, index=idx)
+        return races.diagnose(self, st, flat, idx, verb, other, other_verb)
 
     def fail(self, err: E.SimulatorError) -> None:
         """Raise `err`, or hold it back when other threads of the block wait at a barrier in this
