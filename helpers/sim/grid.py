@@ -119,20 +119,33 @@ def unfinished(run: Any, finished: list[int], parked: dict) -> E.SimulatorError:
         E.BarrierDivergence,
         f"block {run.bidx_of(b)} finished the kernel without reaching cuda.cg.this_grid().sync(), which "
         f"the other blocks wait at: every thread of the grid must reach a grid barrier; on a GPU the "
-        "waiting blocks hang. Call it where every thread reaches it, outside any `if`.",
+        "waiting blocks hang. Call it where every thread of every block reaches it, outside any `if` "
+        "(a cuda.syncthreads() would not do: it orders one block only)." + _consequence(run),
         th,
         th.wait.frame,
     )
 
 
+def _consequence(run: Any) -> str:
+    """The first error held back while the grid barrier was pending: most likely its consequence."""
+    if not run.grid_held:
+        return ""
+    err = run.grid_held[0]
+    return f"\n(also found, probably a consequence: {type(err).__name__} in block {err.block}, thread {err.thread})"
+
+
 def partial_block(run: Any, threads: list[Thread]) -> E.SimulatorError:
     at = next(t for t in threads if t.state == GRID)
-    gone = next(t for t in threads if t.state == DONE)
+    missing = [t for t in threads if t.state == DONE]
+    if all(t.killed for t in missing):  # they stopped on an error of their own before the barrier
+        return missing[0].error
+    gone = next(t for t in missing if not t.killed)
     return at_thread(
         E.BarrierDivergence,
         f"cuda.cg.this_grid().sync() was reached by some threads of the block, but thread "
         f"{tuple(gone.tidx)} had already finished the kernel without reaching it: every thread of the "
-        "grid must reach a grid barrier; on a GPU the grid hangs. Keep the barrier outside the `if`.",
+        "grid must reach a grid barrier; on a GPU the grid hangs. Keep the barrier outside the `if`."
+        + _consequence(run),
         at,
         at.wait.frame,
     )

@@ -88,6 +88,7 @@ class Run:
         self.coop = grid.uses_grid_sync(self.fn0)  # blocks run together, for a grid barrier
         self.parked: dict = {}  # block -> its saved state, while it waits at the grid barrier
         self.grid_sched: Any = None
+        self.grid_held: list = []  # errors held in a kernel with a grid barrier, in the order found
         self._resident_checked = False
         self._tidxs: list | None = None  # threadIdx of each thread, shared by all blocks
         self._waits: list | None = None
@@ -153,10 +154,14 @@ class Run:
         raised when it reaches the barrier after all, or named second to the divergence."""
         t = self.cur
         if t.error is None:
-            if not any(o.state == BAR and o.epoch == t.epoch for o in self.threads):
+            # a kernel with a grid barrier holds every such error: this block, or another, may skip the
+            # grid barrier, and then that divergence leads, whichever block ran first (see _run_grid)
+            if not self.coop and not any(o.state == BAR and o.epoch == t.epoch for o in self.threads):
                 raise err
             t.error = err
             self.held = True
+            if self.coop:
+                self.grid_held.append(err)
 
     def touched_since_barrier(self, th: Thread) -> bool:
         """Did `th` access memory, in its current barrier interval, at a line below the barrier the
@@ -283,10 +288,14 @@ class Run:
                     blocks[b].switch()
             alive = [b for b in self.order if not blocks[b].dead]
             if not alive:
+                if self.grid_held:  # every block reached every grid barrier: the held error stands
+                    raise self.grid_held[0]
                 return
             done = [b for b in self.order if blocks[b].dead]
             if done:
                 raise grid.unfinished(self, done, self.parked)
+            if self.grid_held:
+                raise self.grid_held[0]
             grid.release(self, self.parked)
 
     def _yield(self, t: Thread) -> None:
@@ -308,9 +317,11 @@ class Run:
         try:
             self.fn(*self.kargs)
         except _HELD as err:
-            if th.error is None and any(o.state == BAR and o.epoch == th.epoch for o in self.threads):
+            if th.error is None and any(o.state in (BAR, GRID) and o.epoch == th.epoch for o in self.threads):
                 th.error = err  # decided when the barrier resolves (see barriers.resolve)
                 th.killed = self.held = True
+                if self.coop:
+                    self.grid_held.append(err)
                 return
             if th.error is not None:
                 return  # a thread running on after a held error: it has left the barrier
@@ -386,7 +397,7 @@ class Run:
                     raise spin.deadlock(self, spinning)
             if threads[-1].state == DONE and all(th.state == DONE for th in threads):
                 held = next((th.error for th in threads if th.error is not None), None)
-                if held is not None:
+                if held is not None and not self.coop:  # (a grid's held errors: see _run_grid)
                     raise held
                 return
             if self.warp_pending:

@@ -9,8 +9,9 @@ import numpy as np
 
 from .. import errors as E
 from ..messages import at_thread
+from . import barriers
 from ..trace import WARP_SIZE
-from .threads import BAR, DONE, RUN, WARP, Thread
+from .threads import BAR, DONE, GRID, RUN, WARP, Thread
 
 VOTES = ("all_sync", "any_sync", "ballot_sync", "eq_sync")
 
@@ -47,6 +48,17 @@ def resolve_warps(run: Any) -> bool:
                     site = site or th.wait.site()
                     if w.site() == site:
                         continue
+                if g.state in (BAR, GRID):
+                    # a lane waits at a barrier the others of its warp never reach: the barrier's
+                    # divergence is the cause (a barrier inside `if lane == 0:`), not the warp operation
+                    block = run.threads
+                    raise barriers.divergence(
+                        run,
+                        [x for x in block if x.state == g.state],
+                        [],
+                        [x for x in block if x.state in (WARP, BAR, GRID) and x.state != g.state],
+                        [x for x in block if x.error is not None],
+                    )
                 if g.state == DONE:
                     why = "had already finished the kernel"
                 elif g.state == BAR:
