@@ -131,7 +131,8 @@ def _consequence(run: Any) -> str:
     if not run.grid_held:
         return ""
     err = run.grid_held[0]
-    return f"\n(also found, probably a consequence: {type(err).__name__} in block {err.block}, thread {err.thread})"
+    where = f"block {err.block}, thread {err.thread}"
+    return f"\n(also found, probably a consequence: {type(err).__name__} in {where})"
 
 
 def partial_block(run: Any, threads: list[Thread]) -> E.SimulatorError:

@@ -9,8 +9,8 @@ import numpy as np
 
 from .. import errors as E
 from ..messages import at_thread
-from . import barriers
 from ..trace import WARP_SIZE
+from . import barriers
 from .threads import BAR, DONE, GRID, RUN, WARP, Thread
 
 VOTES = ("all_sync", "any_sync", "ballot_sync", "eq_sync")
