@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from helpers.sim.grid import T4_BLOCKS_PER_SM, T4_SHARED_PER_SM, T4_THREADS_PER_SM
+from helpers.sim.occupancy import T4_BLOCKS_PER_SM, T4_SHARED_PER_SM, T4_THREADS_PER_SM
 from helpers.sim.trace import ATOMIC, READ, SECTOR_BYTES, WARP_SIZE, WRITE, Trace, WarpAccess
 
 NUM_BANKS = 32  # shared memory: 32 banks, each 4 bytes wide

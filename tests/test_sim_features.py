@@ -507,7 +507,7 @@ def test_grid_sync_needs_every_thread_and_a_resident_grid():
         races=False,
     )
     assert "40 such blocks" in str(err) and "resident" in str(err)
-    from helpers.sim.grid import max_resident_blocks
+    from helpers.sim.occupancy import max_resident_blocks
 
     assert max_resident_blocks(256, 0) == 160 and max_resident_blocks(256, 48 * 1024) == 40
 

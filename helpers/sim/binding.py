@@ -7,9 +7,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import errors as E
-from .greenlet.memory import Storage, new_array
-from .greenlet.threads import Dim3
 from .options import BlockOrder
+from .semantics import Dim3
 
 STATIC_SHARED_LIMIT = 48 * 1024  # bytes of shared memory a block gets without opting in
 LOCAL_LIMIT = 512 * 1024  # bytes of local memory per thread (CUDA's limit)
@@ -55,29 +54,14 @@ def block_order(order: BlockOrder, nblocks: int, seed: int) -> list[int]:
     return out
 
 
-def bind_arg(run: Any, name: str, a: Any, role: str) -> Any:
-    """What the kernel sees for argument `name`: a checked SimArray for arrays, the value for scalars."""
+def kernel_argument(name: str, a: Any) -> Any:
+    """What a launch hands the kernel for argument `name`, before either engine wraps it: the NumPy
+    array behind a device array (the array protocol: `__sim_array__()`), an array, or a number.
+    Refuses what Numba cannot pass to a GPU."""
     if hasattr(a, "__sim_array__"):
         a = a.__sim_array__()
     if isinstance(a, np.ndarray):
-        data = a
-        if not a.flags.c_contiguous:
-            data = np.ascontiguousarray(a)
-            run.writeback.append((a, data))
-        aid = run.add_array(name, "global", data.shape, data.dtype, role)
-        if run.tracing:
-            run.before[name] = data.copy()
-        st = Storage(
-            run,
-            data,
-            aid,
-            name,
-            "global",
-            initialised=(role != "out"),
-            readonly=(role == "in"),
-            cross_block=run.opts.cross_block_races,
-        )
-        return new_array(st)
+        return a
     if isinstance(a, (list, tuple, dict, set)):
         raise E.LaunchError(
             f"argument `{name}` is a {type(a).__name__}: kernels take NumPy arrays "

@@ -8,12 +8,14 @@ import copy
 import dis
 import functools
 import inspect
+import math
 import textwrap
 import types
 
 import numpy as np
 
 from .errors import LaunchError, Unsupported
+from .semantics import MATH, MATH_FUNCTIONS
 
 _DISPATCHER_NAMES = ("CUDADispatcher", "Dispatcher", "FakeCUDAKernel")
 
@@ -53,6 +55,10 @@ def rebind(kernel, api, real_cuda, real_numba, aliases):
             return api
         if v is real_numba:
             return _NumbaProxy(real_numba, api)
+        if v is math:
+            return MATH  # IEEE results (inf, NaN) where Python's math raises
+        if id(v) in MATH_FUNCTIONS and isinstance(v, types.BuiltinFunctionType):
+            return MATH_FUNCTIONS[id(v)]  # `from math import exp`
         if _is_dispatcher(v):
             return fn_copy(v.py_func)
         if isinstance(v, types.FunctionType) and v.__module__ == root.__module__:

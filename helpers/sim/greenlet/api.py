@@ -6,12 +6,11 @@ resumes a thread, so reading them costs no more than any attribute.
 
 from __future__ import annotations
 
-import math
 import sys
 
-import numpy as np
-
+from .. import semantics
 from ..errors import LaunchError, Unsupported
+from ..semantics import ALIASES, ATOMICS, INTRINSICS
 from ..trace import WARP_SIZE
 
 
@@ -21,10 +20,6 @@ class _Namespace:
 
     def __getattr__(self, name):
         raise Unsupported(f"`{name}` is not supported by the simulator (see helpers/README.md for what is)")
-
-
-def _bits32(x):
-    return int(x) & 0xFFFFFFFF
 
 
 class SimCuda:
@@ -40,42 +35,25 @@ class SimCuda:
         self.laneid = 0
         r = run
 
-        def atomic(op_name, fn):
+        def atomic(op_name):
+            fn = ATOMICS[op_name]
+
             def f(ary, idx, val):
                 return _array_of(ary, op_name).atomic(idx, lambda old: fn(old, val), 2)
 
             f.__name__ = op_name
             return f
 
+        cas_ = ATOMICS["cas"]
+
         def cas(ary, idx, old, val):
-            return _array_of(ary, "cas").atomic(idx, lambda cur: val if cur == old else cur, 2)
+            return _array_of(ary, "cas").atomic(idx, lambda cur: cas_(cur, old, val), 2)
 
         def compare_and_swap(ary, old, val):
-            return _array_of(ary, "compare_and_swap").atomic(0, lambda cur: val if cur == old else cur, 2)
-
-        def inc(ary, idx, val):
-            return _array_of(ary, "inc").atomic(idx, lambda old: 0 if old >= val else old + 1, 2)
-
-        def dec(ary, idx, val):
-            return _array_of(ary, "dec").atomic(
-                idx, lambda old: val if (old == 0 or old > val) else old - 1, 2
-            )
+            return _array_of(ary, "compare_and_swap").atomic(0, lambda cur: cas_(cur, old, val), 2)
 
         self.atomic = _Namespace(
-            add=atomic("add", lambda a, b: a + b),
-            sub=atomic("sub", lambda a, b: a - b),
-            max=atomic("max", max),
-            min=atomic("min", min),
-            nanmax=atomic("nanmax", lambda a, b: np.fmax(a, b)),
-            nanmin=atomic("nanmin", lambda a, b: np.fmin(a, b)),
-            exch=atomic("exch", lambda a, b: b),
-            and_=atomic("and_", lambda a, b: a & b),
-            or_=atomic("or_", lambda a, b: a | b),
-            xor=atomic("xor", lambda a, b: a ^ b),
-            cas=cas,
-            compare_and_swap=compare_and_swap,
-            inc=inc,
-            dec=dec,
+            **{op: atomic(op) for op in ATOMICS if op != "cas"}, cas=cas, compare_and_swap=compare_and_swap
         )
         # alignment: accepted as numba-cuda does; NumPy storage is aligned enough for every dtype
         self.shared = _Namespace(
@@ -85,29 +63,14 @@ class SimCuda:
             array=lambda shape, dtype, alignment=None: r.local_array(shape, dtype, sys._getframe(1))
         )
         self.const = _Namespace(array_like=lambda ary: r.const_array(ary, sys._getframe(1)))
-        from ..grid import GridGroup
+        from .grid import GridGroup
 
         group = GridGroup(r)
         self.cg = _Namespace(this_grid=lambda: group)
 
     # --- indexing helpers
-    def grid(self, ndim):
-        t, b, d = self.threadIdx, self.blockIdx, self.blockDim
-        x = b[0] * d[0] + t[0]
-        if ndim == 1:
-            return x
-        y = b[1] * d[1] + t[1]
-        if ndim == 2:
-            return x, y
-        return x, y, b[2] * d[2] + t[2]
-
-    def gridsize(self, ndim):
-        g, d = self.gridDim, self.blockDim
-        if ndim == 1:
-            return g[0] * d[0]
-        if ndim == 2:
-            return g[0] * d[0], g[1] * d[1]
-        return g[0] * d[0], g[1] * d[1], g[2] * d[2]
+    grid = semantics.grid
+    gridsize = semantics.gridsize
 
     # --- barriers and warp operations
     def syncthreads(self):
@@ -169,37 +132,14 @@ class SimCuda:
     def nanosleep(self, ns):
         self._run.step()
 
-    # --- arithmetic intrinsics
-    @staticmethod
-    def fma(a, b, c):
-        return a * b + c
-
-    @staticmethod
-    def popc(x):
-        # the width is the value's type's, as on a GPU: popc(int32(-1)) is 32; a Python int is an int64
-        bits = 8 * getattr(getattr(x, "dtype", None), "itemsize", 8)
-        return (int(x) & ((1 << bits) - 1)).bit_count()
-
-    @staticmethod
-    def brev(x):
-        return int(f"{_bits32(x):032b}"[::-1], 2)
-
-    @staticmethod
-    def clz(x):
-        return 32 - _bits32(x).bit_length()
-
-    @staticmethod
-    def ffs(x):
-        x = _bits32(x)
-        return (x & -x).bit_length()
-
-    @staticmethod
-    def selp(cond, a, b):
-        return a if cond else b
-
-    @staticmethod
-    def cbrt(x):
-        return math.copysign(abs(x) ** (1.0 / 3.0), x)
+    # --- arithmetic intrinsics (cuda.fma, popc, ...)
+    fma = staticmethod(INTRINSICS["fma"])
+    popc = staticmethod(INTRINSICS["popc"])
+    brev = staticmethod(INTRINSICS["brev"])
+    clz = staticmethod(INTRINSICS["clz"])
+    ffs = staticmethod(INTRINSICS["ffs"])
+    selp = staticmethod(INTRINSICS["selp"])
+    cbrt = staticmethod(INTRINSICS["cbrt"])
 
     def __getattr__(self, name):
         import numba.cuda as real
@@ -225,40 +165,4 @@ def _array_of(ary, op):
     return ary
 
 
-# names of real numba.cuda functions a kernel may have imported directly
-ALIASES = (
-    "syncthreads",
-    "syncthreads_count",
-    "syncthreads_and",
-    "syncthreads_or",
-    "syncwarp",
-    "shfl_sync",
-    "shfl_up_sync",
-    "shfl_down_sync",
-    "shfl_xor_sync",
-    "all_sync",
-    "any_sync",
-    "eq_sync",
-    "ballot_sync",
-    "match_any_sync",
-    "match_all_sync",
-    "activemask",
-    "threadfence",
-    "threadfence_block",
-    "threadfence_system",
-    "grid",
-    "gridsize",
-    "fma",
-    "popc",
-    "brev",
-    "clz",
-    "ffs",
-    "selp",
-    "cbrt",
-    "atomic",
-    "shared",
-    "local",
-    "const",
-    "lanemask_lt",
-    "nanosleep",
-)
+__all__ = ["ALIASES", "SimCuda"]

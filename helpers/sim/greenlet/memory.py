@@ -13,6 +13,7 @@ import operator
 import sys
 
 from ..errors import OutOfBounds, ReadOnlyWrite, UninitializedRead, Unsupported
+from ..semantics import unordered
 from ..trace import ATOMIC, READ, WRITE
 
 _SPACE_WORDS = {
@@ -56,17 +57,6 @@ class Storage:
         self.cross_block = cross_block  # global memory: accesses from different blocks conflict
         self.checked = run.races and space != "local"  # local arrays are private: no races
         run.storages[aid] = self
-
-
-def _unordered(s, c, cross_block):
-    """True when access by actor `s` and by actor `c` are not ordered by any barrier.
-
-    An actor is (block, epoch, warp, warp_epoch, thread)."""
-    if s[0] != c[0]:
-        return cross_block
-    if s[4] == c[4] or s[1] != c[1]:
-        return False
-    return not (s[2] == c[2] and s[3] != c[3])  # same warp, separated by syncwarp
 
 
 class SimArray:
@@ -243,7 +233,8 @@ class SimArray:
                 st.acc[flat] = [None, False, c, None]
             else:
                 w = s[0]
-                # inlined _unordered(w, c): the common case (ordered by a barrier) costs a few compares
+                # semantics.unordered(w, c, st.cross_block) inlined (held equal to it by
+                # tests/test_sim_semantics.py): the common case costs a few compares
                 if (
                     w is not None
                     and w is not c
@@ -313,6 +304,7 @@ class SimArray:
                 st.acc[flat] = [c, False, None, None]
             else:
                 w = s[0]
+                # semantics.unordered(w, c, st.cross_block) inlined, as in __getitem__
                 if (
                     w is not None
                     and w is not c
@@ -326,10 +318,10 @@ class SimArray:
                     )
                 r = s[2]
                 if r is not None:
-                    if r is not c and _unordered(r, c, st.cross_block):
+                    if r is not c and unordered(r, c, st.cross_block):
                         run.fail(run.race(st, flat, idx, "writes", r, "read", 1))
                     r = s[3]
-                    if r is not None and _unordered(r, c, st.cross_block):
+                    if r is not None and unordered(r, c, st.cross_block):
                         run.fail(run.race(st, flat, idx, "writes", r, "read", 1))
                 s[0] = c
                 s[1] = False
@@ -377,13 +369,13 @@ class SimArray:
             if s is None:
                 s = st.acc[flat] = [None, False, None, None]
             w = s[0]
-            if w is not None and not (atomic and s[1]) and _unordered(w, c, st.cross_block):
+            if w is not None and not (atomic and s[1]) and unordered(w, c, st.cross_block):
                 verb = "atomically updates" if atomic else "writes"
                 run.fail(
                     run.race(st, flat, idx, verb, w, "wrote" if not s[1] else "atomically updated", depth + 1)
                 )
             for other in (s[2], s[3]):
-                if other is not None and _unordered(other, c, st.cross_block):
+                if other is not None and unordered(other, c, st.cross_block):
                     run.fail(
                         run.race(
                             st,

@@ -24,17 +24,18 @@ from typing import Any, Sequence
 import numpy as np
 from greenlet import greenlet
 
-from .. import binding, grid
+from .. import binding
 from .. import errors as E
 from ..kernel import py_func, rebind
 from ..messages import at_thread, diagnostic, kernel_frame, plain_words, runaway_text, source_at, user_frame
 from ..options import Options
+from ..semantics import SPIN_CHECK, Dim3
 from ..trace import WARP_SIZE, ArrayInfo, Trace
-from . import assemble, barriers, races, spin, warps
+from . import assemble, barriers, grid, races, spin, warps
 from .api import ALIASES, SimCuda
 from .memory import SimArray
-from .spaces import Spaces
-from .threads import BAR, DONE, GRID, RUN, SPIN, WARP, Dim3, Thread, Wait
+from .spaces import Spaces, bind_arg
+from .threads import BAR, DONE, GRID, RUN, SPIN, WARP, Thread, Wait
 
 # diagnostics held back while some threads of the block wait at a barrier: the thread that raised
 # one may have skipped that barrier, and then the divergence is the verdict (the same on every seed)
@@ -67,7 +68,7 @@ class Run:
         # `max_steps` is the next step count at which `step` looks (the hot path compares with it):
         # the limit, or earlier, to look for spin-waits
         self.steps, self.step_limit, self.timeout = 0, opts.max_steps, opts.timeout
-        self.max_steps = min(self.step_limit, spin.CHECK)
+        self.max_steps = min(self.step_limit, SPIN_CHECK)
         self.rec: list = []
         self.arrays: list[ArrayInfo] = []
         self.storages: dict = {}  # array id -> its latest Storage (this block's, for shared)
@@ -75,8 +76,7 @@ class Run:
         self.before: dict = {}
         self.writeback: list = []
         self.kargs = [
-            binding.bind_arg(self, name, a, opts.roles.get(name, "inout"))
-            for name, a in zip(self.params, args)
+            bind_arg(self, name, a, opts.roles.get(name, "inout")) for name, a in zip(self.params, args)
         ]
         self.order = binding.block_order(opts.block_order, int(np.prod(self.griddim)), opts.seed)
         self.spaces = Spaces(self)
@@ -108,7 +108,7 @@ class Run:
         if self.steps > self.step_limit:
             raise self.error(E.Runaway, runaway_text(self.step_limit))
         if self.steps > self.max_steps:
-            self.max_steps = min(self.step_limit, self.steps + spin.CHECK)
+            self.max_steps = min(self.step_limit, self.steps + SPIN_CHECK)
             if self.tracing and self.cur is not None and spin.looks_stuck(self):
                 # let the other threads run: one of them may set what this one waits for
                 t = self.cur

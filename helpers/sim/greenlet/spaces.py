@@ -1,5 +1,6 @@
-"""Shared, local and constant memory: allocation per block / thread / launch, and the state
-(initialised elements, last accessors) that the race and initialisation checks read.
+"""Memory spaces: global arguments, shared, local and constant memory, allocated per launch / block /
+thread, and the state (initialised elements, last accessors) that the race and initialisation
+checks read.
 
 Dynamic shared memory (`cuda.shared.array(0, dtype)`) is one buffer of bytes per block, as on a
 GPU: every such declaration views it from byte 0, reinterpreted as its dtype, so two declarations
@@ -16,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import errors as E
-from ..binding import LOCAL_LIMIT, STATIC_SHARED_LIMIT
+from ..binding import LOCAL_LIMIT, STATIC_SHARED_LIMIT, kernel_argument
 from ..messages import at_thread, source_at
 from ..poison import poison
 from .memory import SimArray, Storage, new_array
@@ -160,3 +161,29 @@ class Spaces:
             aid, name = self._name((id(ary), "const"), frame, "const", data.shape, data.dtype)
             arr = self.const[id(ary)] = new_array(Storage(self.run, data, aid, name, "const", readonly=True))
         return arr
+
+
+def bind_arg(run: Any, name: str, a: Any, role: str) -> Any:
+    """What the kernel sees for argument `name`: a checked SimArray over a global array, the value
+    for a number."""
+    a = kernel_argument(name, a)
+    if not isinstance(a, np.ndarray):
+        return a
+    data = a
+    if not a.flags.c_contiguous:
+        data = np.ascontiguousarray(a)
+        run.writeback.append((a, data))
+    aid = run.add_array(name, "global", data.shape, data.dtype, role)
+    if run.tracing:
+        run.before[name] = data.copy()
+    st = Storage(
+        run,
+        data,
+        aid,
+        name,
+        "global",
+        initialised=(role != "out"),
+        readonly=(role == "in"),
+        cross_block=run.opts.cross_block_races,
+    )
+    return new_array(st)

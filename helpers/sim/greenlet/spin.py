@@ -13,11 +13,12 @@ import numpy as np
 
 from .. import errors as E
 from ..messages import diagnostic
+from ..semantics import SPIN_CHECK
 from ..trace import WRITE
 from . import assemble
 from .threads import BAR, DONE, SPIN, Thread
 
-CHECK = 20_000  # steps between looks
+CHECK = SPIN_CHECK  # steps between looks (semantics.py: the step count both engines keep)
 
 
 def looks_stuck(run: Any) -> bool:

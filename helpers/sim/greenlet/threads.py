@@ -4,35 +4,15 @@ from __future__ import annotations
 
 import bisect
 import dis
-from operator import itemgetter
 from types import CodeType, FrameType
 from typing import Any
 
-import numpy as np
-
-from .. import errors as E
 from ..messages import source_at
+from ..semantics import Actor, Dim3
 from ..trace import WARP_SIZE
 
 # thread states (SPIN: re-reading memory that nothing changes; `result` holds the record count then)
 RUN, BAR, WARP, DONE, SPIN, GRID = 0, 1, 2, 3, 4, 5  # GRID: at cuda.cg.this_grid().sync()
-
-
-class Dim3(tuple):
-    """(x, y, z) that also answers .x, .y, .z, like Numba's."""
-
-    __slots__ = ()
-    x = property(itemgetter(0))  # C-level getters: kernels read threadIdx.x on every line
-    y = property(itemgetter(1))
-    z = property(itemgetter(2))
-
-    def __new__(cls, v):
-        if isinstance(v, (int, np.integer)):
-            v = (int(v),)
-        v = tuple(int(a) for a in v)
-        if not 1 <= len(v) <= 3:
-            raise E.LaunchError(f"launch dimensions must have 1 to 3 entries, got {v}")
-        return super().__new__(cls, v + (1,) * (3 - len(v)))
 
 
 class Wait:
@@ -87,7 +67,7 @@ class Thread:
         self.warp, self.lane = divmod(t, WARP_SIZE)
         self.epoch = self.wepoch = 0
         # who made an access, for the race check and the trace: ordered by barrier and warp epochs
-        self.actor = (b, 0, self.warp, 0, t)
+        self.actor = Actor(b, 0, self.warp, 0, t)
         self.state = RUN
         self.wait = wait or Wait()  # blocks that run one after another reuse one set of records
         self.result: Any = None
@@ -100,7 +80,7 @@ class Thread:
             self.epoch += 1
         else:
             self.wepoch += 1
-        self.actor = (self.b, self.epoch, self.warp, self.wepoch, self.t)
+        self.actor = Actor(self.b, self.epoch, self.warp, self.wepoch, self.t)
 
 
 _CANON: dict = {}

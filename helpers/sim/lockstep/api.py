@@ -1,15 +1,15 @@
 """The `cuda` a lockstep kernel sees, and the shims for what it calls with per-lane values:
-`math.*` (each lane through Python's own function: the greenlet engine's values exactly), casts
+`math.*` (each lane through semantics.MATH: the greenlet engine's values exactly), casts
 (`numba.float32(x)`, `np.int32(x)`), builtins (`min`, `max`, `abs`, `int`, `float`, `round`)."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
-from ..greenlet.threads import Dim3
+from .. import semantics
+from ..semantics import INTRINSICS, MATH, MATH_FUNCTIONS, Dim3
 from ..trace import WARP_SIZE
 from .control import Stop
 from .values import ACTIVE, Mixed, V, from_lanes, lanes_of, mixed_op, split, tkey, truth, where
@@ -57,23 +57,8 @@ class LCuda:
         self.const = _NS()
         self.cg = _NS()
 
-    def grid(self, ndim: int):
-        t, b, d = self.threadIdx, self.blockIdx, self.blockDim
-        x = b[0] * d[0] + t.x
-        if ndim == 1:
-            return x
-        y = b[1] * d[1] + t.y
-        if ndim == 2:
-            return x, y
-        return x, y, b[2] * d[2] + t.z
-
-    def gridsize(self, ndim: int):
-        g, d = self.gridDim, self.blockDim
-        if ndim == 1:
-            return g[0] * d[0]
-        if ndim == 2:
-            return g[0] * d[0], g[1] * d[1]
-        return g[0] * d[0], g[1] * d[1], g[2] * d[2]
+    grid = semantics.grid
+    gridsize = semantics.gridsize
 
     def syncthreads(self):
         self._run.barrier("syncthreads", None)
@@ -136,10 +121,8 @@ class LCuda:
     threadfence_block = threadfence_system = threadfence
 
     def __getattr__(self, name):
-        if name in _INTRINSICS:
-            from ..greenlet.api import SimCuda
-
-            f = _lanewise(getattr(SimCuda, name), f"cuda.{name}")
+        if name in INTRINSICS:
+            f = _lanewise(INTRINSICS[name], f"cuda.{name}")
             setattr(self, name, f)
             return f
         import numba.cuda as real
@@ -148,9 +131,6 @@ class LCuda:
         if v is not None and type(v).__module__.startswith("numba.core.types"):
             return cast(v)
         raise Stop(f"unsupported: cuda.{name} in lockstep")
-
-
-_INTRINSICS = ("fma", "popc", "brev", "clz", "ffs", "selp", "cbrt")
 
 
 # --- per-lane calls
@@ -178,15 +158,18 @@ def _lanewise(f, what: str):
 
 
 class MathShim:
-    """`math` inside a lockstep kernel."""
+    """`math` inside a lockstep kernel: semantics.MATH (the greenlet engine's) lane by lane."""
 
     def __init__(self) -> None:
-        for name in dir(math):
-            v = getattr(math, name)
-            setattr(self, name, _lanewise(v, f"math.{name}") if callable(v) else v)
+        for name in dir(MATH):
+            if not name.startswith("_"):
+                v = getattr(MATH, name)
+                setattr(self, name, _lanewise(v, f"math.{name}") if callable(v) else v)
 
 
-MATH = MathShim()
+LMATH = MathShim()
+# id(semantics.MATH's function) -> its lane-wise shim, for `from math import exp`
+LMATH_FUNCTIONS = {id(f): getattr(LMATH, f.__name__) for f in MATH_FUNCTIONS.values()}
 
 
 class Cast:

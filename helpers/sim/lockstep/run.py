@@ -8,6 +8,7 @@ the verdict. Called directly (`engine="lockstep"`), the diagnostics are raised h
 
 from __future__ import annotations
 
+import math
 import re
 import time
 import types
@@ -17,37 +18,19 @@ import numpy as np
 
 from .. import binding
 from .. import errors as E
-from ..greenlet import spin
-from ..greenlet.threads import Dim3
 from ..kernel import _global_names, _is_dispatcher, py_func
 from ..messages import diagnostic, kernel_frame, runaway_text, source_at, user_frame
 from ..options import Options
 from ..poison import poison
+from ..semantics import ALIASES, ATOMICS, COMMUTING, MATH_FUNCTIONS, SPIN_CHECK, Dim3, greenlet_steps
 from ..trace import ACCESS_DTYPE, ATOMIC, READ, ArrayInfo, Site, Trace
 from . import races
-from .api import BUILTINS, MATH, Cast, LCuda, NumbaProxy, NumpyProxy, cast
+from .api import BUILTINS, LMATH, LMATH_FUNCTIONS, Cast, LCuda, NumbaProxy, NumpyProxy, cast
 from .control import UNDEF, Control, Stop
 from .memory import COMMUTES, DEFERRED, USED, LArray, Storage, words
 from .transform import compile_fn, site_info
 from .values import LaneError, Mixed, V, split, truth
 from .warps import Warps
-
-_COMMUTES = {"add", "sub", "and_", "or_", "xor", "max", "min"}
-_OPS = {
-    "add": lambda a, b: a + b,
-    "sub": lambda a, b: a - b,
-    "max": max,
-    "min": min,
-    "nanmax": lambda a, b: np.fmax(a, b),
-    "nanmin": lambda a, b: np.fmin(a, b),
-    "exch": lambda a, b: b,
-    "and_": lambda a, b: a & b,
-    "or_": lambda a, b: a | b,
-    "xor": lambda a, b: a ^ b,
-    "inc": lambda old, val: 0 if old >= val else old + 1,
-    "dec": lambda old, val: val if (old == 0 or old > val) else old - 1,
-    "cas": lambda cur, old, val: val if cur == old else cur,
-}
 
 
 class Run:
@@ -72,9 +55,9 @@ class Run:
         # races are always looked for: with races=False the reference engine runs past them in its
         # thread order, which lockstep does not reproduce, so a race then hands the launch over
         self.tracing, self.races = opts.trace, True
-        # the greenlet engine adds one step per look for spin-waits (every spin.CHECK steps): stop a
+        # the greenlet engine adds one step per look for spin-waits (every SPIN_CHECK steps): stop a
         # little early so that its limit is never the one that would have fired
-        self.steps, self.max_steps = 0, opts.max_steps - opts.max_steps // spin.CHECK - 2
+        self.steps, self.max_steps = 0, opts.max_steps - opts.max_steps // SPIN_CHECK - 2
         self.arrays: list[ArrayInfo] = []
         self.before: dict = {}
         self.decl: dict = {}
@@ -82,8 +65,6 @@ class Run:
         self.chunks: list = []
         self.first: dict = {}  # site -> first use key, for numbering sites as the greenlet engine does
         self._numba, self._cuda_mod = numba, real_cuda
-        from ..greenlet.api import ALIASES
-
         self._aliases = {id(getattr(real_cuda, n)): n for n in ALIASES if hasattr(real_cuda, n)}
         self._memo: dict = {}
         self.fn = self._prepare(self.fn0)
@@ -103,8 +84,10 @@ class Run:
             return NumbaProxy(self._numba, self.cuda)
         if v is np:
             return NumpyProxy(np)
-        if v is __import__("math"):
-            return MATH
+        if v is math:
+            return LMATH
+        if id(v) in MATH_FUNCTIONS and isinstance(v, types.BuiltinFunctionType):
+            return LMATH_FUNCTIONS[id(MATH_FUNCTIONS[id(v)])]  # `from math import exp`
         if _is_dispatcher(v):
             return self._prepare(v.py_func)
         if isinstance(v, types.FunctionType) and v.__module__ == module:
@@ -140,8 +123,7 @@ class Run:
         return new
 
     def _bind(self, name: str, a: Any, role: str) -> Any:
-        if hasattr(a, "__sim_array__"):
-            a = a.__sim_array__()
+        a = binding.kernel_argument(name, a)
         if isinstance(a, np.ndarray):
             if not a.flags.c_contiguous:
                 raise Stop(f"unsupported: argument `{name}` is not C-contiguous")
@@ -158,8 +140,6 @@ class Run:
             )
             self.globals_st.append(st)
             return LArray(self, st)
-        if isinstance(a, (list, tuple, dict, set)) or a is None or isinstance(a, str):
-            raise Stop(f"diagnostic: argument `{name}` is a {type(a).__name__} (LaunchError)")
         return a
 
     def _add_array(self, name, space, shape, dtype, role="") -> int:
@@ -321,7 +301,7 @@ class Run:
     def atomic(self, op: str, site: int, used: bool, ary: Any, *args: Any) -> Any:
         if type(ary) is not LArray:
             raise Stop(f"diagnostic: cuda.atomic.{op} on a {type(ary).__name__} (Unsupported)")
-        fn = _OPS.get(op)
+        fn = ATOMICS.get(op)
         if fn is None:
             raise Stop(f"unsupported: cuda.atomic.{op}")
         if op == "compare_and_swap":
@@ -329,7 +309,7 @@ class Run:
         else:
             idx, rest = args[0], args[1:]
             idx = idx if type(idx) is tuple else (idx,)
-        if not used and op in _COMMUTES and ary.st.data.dtype.kind in "iu":
+        if not used and op in COMMUTING and ary.st.data.dtype.kind in "iu":
             cat = COMMUTES  # integer add/sub/and/or/xor/max/min, old value unused: any order
         elif used:
             cat = USED
@@ -667,13 +647,7 @@ class Run:
         return report
 
     def greenlet_steps(self) -> int:
-        """`steps` as the greenlet engine counts them: one more at each look for a spin-wait."""
-        s, mx, left = 0, min(self.opts.max_steps, spin.CHECK), self.steps
-        while left > mx - s:
-            left -= mx + 1 - s
-            s = mx + 2
-            mx = min(self.opts.max_steps, s + spin.CHECK)
-        return s + left
+        return greenlet_steps(self.steps, self.opts.max_steps)
 
     def trace(self) -> Trace | None:
         if not self.tracing:

@@ -17,15 +17,10 @@ from __future__ import annotations
 from types import CodeType
 from typing import Any
 
-from . import errors as E
-from .greenlet.threads import DONE, GRID, Thread
-from .messages import at_thread
-from .trace import WARP_SIZE
-
-T4_SMS = 40
-T4_BLOCKS_PER_SM = 16
-T4_THREADS_PER_SM = 1024
-T4_SHARED_PER_SM = 64 * 1024
+from .. import errors as E
+from ..messages import at_thread
+from ..occupancy import T4_SMS, max_resident_blocks
+from .threads import DONE, GRID, Thread
 
 
 def uses_grid_sync(fn: Any) -> bool:
@@ -55,15 +50,6 @@ def uses_grid_sync(fn: Any) -> bool:
         )
 
     return visit(fn)
-
-
-def max_resident_blocks(threads_per_block: int, shared_bytes: int) -> int:
-    """Blocks of this shape a T4 can hold at once (see the module docstring)."""
-    warps = -(-threads_per_block // WARP_SIZE)
-    per_sm = min(T4_BLOCKS_PER_SM, T4_THREADS_PER_SM // (warps * WARP_SIZE))
-    if shared_bytes:
-        per_sm = min(per_sm, T4_SHARED_PER_SM // shared_bytes)
-    return T4_SMS * per_sm
 
 
 def check_residency(run: Any, th: Thread, frame: Any) -> None:
