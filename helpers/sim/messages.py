@@ -116,6 +116,17 @@ def runaway_text(limit: int) -> str:
     )
 
 
+def scratch_text(name: str, index: str) -> str:
+    """Why a read of work memory (role "scratch") that no thread has written is wrong."""
+    return (
+        f"read `{name}`[{index}] but no thread had written it yet: `{name}` is work memory, which starts "
+        "as garbage (as cuda.device_array gives it), so this value is whatever memory held. Blocks run "
+        "in any order, and one may run before the blocks whose results it reads: a block may read "
+        "another block's part only once it knows that block is done (the last block to take a ticket "
+        "from cuda.atomic.add knows every other block has finished), or in a second launch."
+    )
+
+
 _INTERNAL = (
     ("'SimArray'", "device array"),
     ("SimArray", "device array"),

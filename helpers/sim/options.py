@@ -35,7 +35,10 @@ class Options:
     """How to run one launch. `max_steps`/`timeout` of None mean `config`'s value at launch time."""
 
     shared_bytes: int = 0  # dynamic shared memory per block (4th launch parameter)
-    roles: Mapping[str, str] = field(default_factory=dict)  # argument -> "in" | "out" | "inout"
+    # argument -> "in" (read only) | "out" (starts as garbage: reads before a write are flagged) |
+    # "inout" (the values passed are meant: a zeroed counter, an array updated in place) |
+    # "scratch" (work memory that starts as garbage, as "out", never compared: block partials...)
+    roles: Mapping[str, str] = field(default_factory=dict)
     trace: bool = True  # record every access (needed for pictures and budgets)
     block_order: BlockOrder = "forward"  # "forward", "reverse", "shuffle" (by seed) or a permutation
     seed: int = 0

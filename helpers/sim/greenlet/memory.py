@@ -13,6 +13,7 @@ import operator
 import sys
 
 from ..errors import OutOfBounds, ReadOnlyWrite, UninitializedRead, Unsupported
+from ..messages import scratch_text
 from ..semantics import unordered
 from ..trace import ATOMIC, READ, WRITE
 
@@ -408,6 +409,9 @@ class SimArray:
         elif st.space == "local":
             who = "this thread had not written it yet"
             gpu = "a real GPU returns whatever was in the register or stack slot"
+        elif st.run.arrays[st.aid].role == "scratch":
+            why = scratch_text(st.name, _fmt(idx))
+            return st.run.error(UninitializedRead, why, depth + 1, array=st.name, index=idx)
         else:
             who = "no thread had written it yet (outputs start as garbage: the checker fills them with NaN)"
             gpu = "a real GPU returns whatever was in that memory"

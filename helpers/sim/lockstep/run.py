@@ -19,7 +19,7 @@ import numpy as np
 from .. import binding
 from .. import errors as E
 from ..kernel import _global_names, _is_dispatcher, py_func
-from ..messages import diagnostic, kernel_frame, runaway_text, source_at, user_frame
+from ..messages import diagnostic, kernel_frame, runaway_text, scratch_text, source_at, user_frame
 from ..options import Options
 from ..poison import poison
 from ..semantics import ALIASES, ATOMICS, COMMUTING, MATH_FUNCTIONS, SPIN_CHECK, Dim3, greenlet_steps
@@ -135,7 +135,7 @@ class Run:
                 aid,
                 name,
                 "global",
-                init=None if role != "out" else np.zeros(a.size, bool),
+                init=None if role not in ("out", "scratch") else np.zeros(a.size, bool),
                 readonly=(role == "in"),
             )
             self.globals_st.append(st)
@@ -540,6 +540,8 @@ class Run:
                     "change it (the checker compares against the original values)",
                 }.get(cls, "")
             why = f"index [{shown}] into {space} `{name}` {why}"
+            if cls == "UninitializedRead" and self.arrays[arr.st.aid].role == "scratch":
+                why = scratch_text(name, shown)
             site = self.site if site is None else site
         if lane is None and ctl.live:
             lane = int(ctl.act[0])
