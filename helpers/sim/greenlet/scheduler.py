@@ -110,7 +110,10 @@ class Run:
         if self.steps > self.max_steps:
             self.max_steps = min(self.step_limit, self.steps + SPIN_CHECK)
             if self.tracing and self.cur is not None and spin.looks_stuck(self):
-                # let the other threads run: one of them may set what this one waits for
+                # let the other threads run: one of them may set what this one waits for. The steps it
+                # took to see the spin are not the kernel's work: the budget gets them back, so a
+                # spin-wait nobody ends is the Deadlock it is, however many threads spin
+                self.step_limit += 3 * SPIN_CHECK
                 t = self.cur
                 t.state, t.result = SPIN, len(self.rec)
                 self.any_spin = True
