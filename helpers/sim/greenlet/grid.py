@@ -86,6 +86,8 @@ class GridGroup:
 
 def release(run: Any, parked: dict) -> None:
     """Every block waits at the grid barrier: let them all go on."""
+    if run.hb is not None:
+        run.hb.grid_barrier()
     for st in run.storages.values():
         if st.space == "global":
             st.acc.clear()  # the barrier orders every earlier access before every later one

@@ -16,6 +16,7 @@ from ..errors import OutOfBounds, ReadOnlyWrite, UninitializedRead, Unsupported
 from ..messages import scratch_text
 from ..semantics import unordered
 from ..trace import ATOMIC, READ, WRITE
+from . import order
 
 _SPACE_WORDS = {
     "global": "global array",
@@ -40,6 +41,7 @@ class Storage:
         "wr",
         "cross_block",
         "checked",
+        "hb",
     )
 
     def __init__(self, run, data, aid, name, space, *, initialised=True, readonly=False, cross_block=False):
@@ -57,6 +59,7 @@ class Storage:
         self.acc = {}
         self.cross_block = cross_block  # global memory: accesses from different blocks conflict
         self.checked = run.races and space != "local"  # local arrays are private: no races
+        self.hb = False  # work memory whose reads across blocks must be ordered by atomics (order.py)
         run.storages[aid] = self
 
 
@@ -227,6 +230,10 @@ class SimArray:
                     run.deferred.append(self._uninit(idx, 1))
             else:
                 run.fail(self._uninit(idx, 1))
+        if st.hb:
+            w = run.hb.unordered_writer(run.cur.b, st.aid, flat)
+            if w is not None:
+                run.fail(order.race(run, st, idx, w))
         c = run.cur.actor
         if st.checked:
             s = st.acc.get(flat)
@@ -328,6 +335,8 @@ class SimArray:
                 s[1] = False
         if st.init is not None:
             st.init[flat] = 1
+        if st.hb:
+            run.hb.wrote(run.cur.b, st.aid, flat)
         run.steps += 1
         if run.steps > run.max_steps:
             run.step()
@@ -432,6 +441,8 @@ class SimArray:
         if st.init is not None and not st.init[flat]:
             st.run.fail(self._uninit(idx if type(idx) is tuple else (idx,), depth + 1))
         self._write(flat, idx, ATOMIC, depth)
+        if st.run.hb is not None:
+            st.run.hb.atomic(st.run.cur.b, st.aid, flat)
         old = st.data[flat]
         st.data[flat] = op(old)
         return old

@@ -31,7 +31,7 @@ from ..messages import at_thread, diagnostic, kernel_frame, plain_words, runaway
 from ..options import Options
 from ..semantics import SPIN_CHECK, Dim3
 from ..trace import WARP_SIZE, ArrayInfo, Trace
-from . import assemble, barriers, grid, races, spin, warps
+from . import assemble, barriers, grid, order, races, spin, warps
 from .api import ALIASES, SimCuda
 from .memory import SimArray
 from .spaces import Spaces, bind_arg
@@ -79,6 +79,12 @@ class Run:
             bind_arg(self, name, a, opts.roles.get(name, "inout")) for name, a in zip(self.params, args)
         ]
         self.order = binding.block_order(opts.block_order, int(np.prod(self.griddim)), opts.seed)
+        self.hb = None  # blocks that talk through work memory: their reads are ordered by atomics
+        if not opts.cross_block_races and len(self.order) > 1 and "scratch" in opts.roles.values():
+            self.hb = order.BlockOrder()
+            for k in self.kargs:
+                if isinstance(k, SimArray) and self.arrays[k.st.aid].role == "scratch":
+                    k.st.hb = True
         self.spaces = Spaces(self)
         self.spin_probe: tuple | None = None  # the last look for a spin-wait (spin.py)
         self.warp_pending = False  # some thread waits at a warp operation

@@ -74,6 +74,10 @@ class Run:
             self._bind(name, a, opts.roles.get(name, "inout")) for name, a in zip(self.params, args)
         ]
         self.order = binding.block_order(opts.block_order, int(np.prod(self.griddim)), opts.seed)
+        if not opts.cross_block_races and len(self.order) > 1 and "scratch" in opts.roles.values():
+            # which block's writes another may read depends on atomics between them: the reference
+            # engine follows that order (greenlet/order.py)
+            raise Stop("unsupported: blocks that hand each other work memory (role 'scratch')")
         self.static_shared_max = 0
 
     # --- preparing the kernel
