@@ -14,42 +14,13 @@ blocks per SM = min(16, 1024 // threads per block (rounded up to whole warps),
 
 from __future__ import annotations
 
-from types import CodeType
 from typing import Any
 
 from .. import errors as E
+from ..kernel import uses_grid_sync  # noqa: F401 - the scheduler asks it here
 from ..messages import at_thread
 from ..occupancy import T4_SMS, max_resident_blocks
 from .threads import DONE, GRID, Thread
-
-
-def uses_grid_sync(fn: Any) -> bool:
-    """Does the kernel (or a function it calls through its globals) name `this_grid`?"""
-    seen: set = set()
-
-    def names(code: CodeType) -> set:
-        out = set(code.co_names)
-        for c in code.co_consts:
-            if isinstance(c, CodeType):
-                out |= names(c)
-        return out
-
-    def visit(f: Any) -> bool:
-        code = getattr(f, "__code__", None)
-        if code is None or code in seen:
-            return False
-        seen.add(code)
-        ns = names(code)
-        if "this_grid" in ns:
-            return True
-        g = getattr(f, "__globals__", {})
-        return any(
-            visit(getattr(g.get(n), "py_func", g.get(n)))
-            for n in ns
-            if callable(g.get(n)) and getattr(g.get(n), "__module__", None) == f.__module__
-        )
-
-    return visit(fn)
 
 
 def check_residency(run: Any, th: Thread, frame: Any) -> None:

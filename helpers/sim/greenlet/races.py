@@ -66,6 +66,7 @@ def diagnose(
             " Lanes of one warp do not run in lockstep on Volta and later GPUs: cuda.syncwarp() orders them."
         )
     if lost:
+        where = where.replace(" (no cuda.syncthreads() between them)", "")
         fix = (
             "Both threads read this element, change it and write it back (a read-modify-write such as "
             "`x[k] += v`, or `slot = n[0]; n[0] = slot + 1`): one update is lost, and no barrier fixes "

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import binding
 from .. import errors as E
-from ..kernel import _global_names, _is_dispatcher, py_func
+from ..kernel import _global_names, _is_dispatcher, py_func, uses_grid_sync
 from ..messages import diagnostic, kernel_frame, runaway_text, scratch_text, source_at, user_frame
 from ..options import Options
 from ..poison import poison
@@ -74,6 +74,10 @@ class Run:
             self._bind(name, a, opts.roles.get(name, "inout")) for name, a in zip(self.params, args)
         ]
         self.order = binding.block_order(opts.block_order, int(np.prod(self.griddim)), opts.seed)
+        if uses_grid_sync(self.fn0):
+            # blocks wait for each other there: the reference engine runs them together, so that a
+            # block skipping the grid barrier is the verdict, not the races that follow from it
+            raise Stop("unsupported: cooperative grid sync (cuda.cg.this_grid().sync())")
         if not opts.cross_block_races and len(self.order) > 1 and "scratch" in opts.roles.values():
             # which block's writes another may read depends on atomics between them: the reference
             # engine follows that order (greenlet/order.py)
