@@ -17,6 +17,7 @@ from ..trace import READ, WRITE
 from . import assemble
 
 SCAN = 200_000  # trace records looked back through for the other thread's accesses (error path only)
+RMW_LINES = 2  # a write back this many lines below the read still counts as the same update
 
 
 def diagnose(
@@ -103,23 +104,26 @@ def _lost_update(run: Any, st: Any, flat: int, other: tuple, verb: str) -> bool:
         return bool(re.search(rf"\b{re.escape(st.name)}\s*\[.*\]\s*(\+|-|\*|/|//|%|\||&|\^|<<|>>)=", text))
     c = run.cur.actor
     rd, wr = 4 * st.aid + READ, 4 * st.aid + WRITE
-    other_read = other_wrote = mine_read = False
-    read_lines = set()
     cache: dict = {}
+    wrote_at = None  # (code, line) of the other thread's last write of the element
+    read_lines = set()  # where it read the element just before that write: a read-modify-write
+    mine_read = False
     rec = run.rec
     for r in reversed(rec[-SCAN:] if len(rec) > SCAN else rec):
         if r[2] != flat or r[1] not in (rd, wr):
             continue
         a = r[0]
         if a is other or a == other:
+            at = (r[3], assemble.line_of(r[3], r[4], cache))
             if r[1] == wr:
-                other_wrote = True
-            elif other_wrote:  # a read before its write: read-modify-write
-                other_read = True
-                read_lines.add((r[3], assemble.line_of(r[3], r[4], cache)))
+                wrote_at = wrote_at or at
+            elif wrote_at is not None and at[0] is wrote_at[0] and 0 <= wrote_at[1] - at[1] <= RMW_LINES:
+                # read, then written back at the same line or just below (`x[k] += v`,
+                # `slot = n[0]` then `n[0] = slot + 1`, `if f[0] == 0:` then `f[0] = 1`)
+                read_lines.add(at)
         elif (a is c or a == c) and r[1] == rd:
             mine_read = True
-    if not (other_read and other_wrote):
+    if not read_lines:
         return False
     if verb == "reads":
         return frame is not None and (frame.f_code, frame.f_lineno) in read_lines
