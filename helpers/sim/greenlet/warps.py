@@ -3,6 +3,10 @@ their mask has arrived at the same call."""
 
 from __future__ import annotations
 
+import ast
+import functools
+import inspect
+import textwrap
 from typing import Any
 
 import numpy as np
@@ -48,9 +52,10 @@ def resolve_warps(run: Any) -> bool:
                     site = site or th.wait.site()
                     if w.site() == site:
                         continue
-                if g.state in (BAR, GRID):
-                    # a lane waits at a barrier the others of its warp never reach: the barrier's
-                    # divergence is the cause (a barrier inside `if lane == 0:`), not the warp operation
+                if g.state in (BAR, GRID) and _inside_if(w.frame) and not _inside_if(th.wait.frame):
+                    # a lane waits at a barrier inside an `if` that the others of its warp never reach
+                    # (a barrier inside `if lane == 0:`): the barrier's divergence is the cause, not the
+                    # warp operation they wait at (a shuffle inside an `if` is the reverse: below)
                     block = run.threads
                     raise barriers.divergence(
                         run,
@@ -137,3 +142,26 @@ def complete(op: str, mask: int, group: list[Thread], by_lane: dict) -> None:
 def _i32(bits: int) -> np.int32:
     """A lane mask typed as numba-cuda types it: a signed 32-bit integer."""
     return np.uint32(bits & 0xFFFFFFFF).view(np.int32)
+
+
+@functools.lru_cache(maxsize=256)
+def _if_lines(code: Any) -> frozenset:
+    """The lines of `code`'s function that lie inside an `if` (or a ternary) of that function."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(code)))
+    except (OSError, TypeError, SyntaxError):
+        return frozenset()
+    lines: set = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If):
+            for part in node.body + node.orelse:
+                lines.update(range(part.lineno, (part.end_lineno or part.lineno) + 1))
+        elif isinstance(node, ast.IfExp):
+            for part in (node.body, node.orelse):
+                lines.update(range(part.lineno, (part.end_lineno or part.lineno) + 1))
+    return frozenset(code.co_firstlineno + n - 1 for n in lines)
+
+
+def _inside_if(frame: Any) -> bool:
+    """Is the call `frame` stands at inside an `if` of its function?"""
+    return frame is not None and frame.f_lineno in _if_lines(frame.f_code)
