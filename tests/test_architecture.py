@@ -15,7 +15,14 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS = [
     ("helpers.sim.trace", 0),  # the trace format
     ("helpers.sim.errors", 0),
-    ("helpers.sim", 1),  # engines: simulator, engine choice, PTX compile check
+    # the simulator: shared pieces (semantics, binding, options, kernel, messages, host arrays...),
+    # then its two engines as peers (tests/test_sim_semantics.py: neither imports the other), then
+    # the dispatcher above both, then the package's facade (`helpers.sim.launch`)
+    ("helpers.sim", 0.7),
+    ("helpers.sim.greenlet", 0.8),
+    ("helpers.sim.lockstep", 0.8),
+    ("helpers.sim.dispatch", 0.9),
+    ("=helpers.sim", 1),  # engines: simulator, engine choice, PTX compile check
     ("helpers.engine", 1),
     ("helpers.ptx", 1),
     ("helpers.environment", 1),  # what this machine has and lacks, in plain words
@@ -37,7 +44,7 @@ LAYERS = [
 ]
 
 
-def layer(module: str, table=LAYERS) -> int:
+def layer(module: str, table=LAYERS) -> float:
     best, found = -1, None
     for prefix, lvl in table:
         if prefix.startswith("="):

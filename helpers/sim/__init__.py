@@ -9,10 +9,11 @@ See helpers/README.md for the options, the diagnostics and the supported API.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
 from . import errors
+from .dispatch import Launch
 from .errors import (
     BarrierDivergence,
     DataRace,
@@ -31,15 +32,6 @@ from .host import DeviceArray, device_array, device_array_like, to_device
 from .options import BlockOrder, Config, Options, config
 from .poison import poison
 from .trace import Trace
-
-
-@dataclass
-class Launch:
-    trace: Trace | None
-    shared_bytes: int  # static + dynamic shared memory per block
-    steps: int
-    engine: str = "greenlet"  # which engine produced this result: "lockstep" or "greenlet"
-    fallback: str | None = None  # why "auto" used the greenlet engine, in words
 
 
 def launch(
@@ -84,8 +76,7 @@ def launch(
         options = replace(options, engine=engine)
     from .dispatch import run
 
-    trace_, shared, steps, used, why = run(kernel, grid, block, tuple(args), options)
-    return Launch(trace_, shared, steps, used, why)
+    return run(kernel, grid, block, args, options)
 
 
 __all__ = [

@@ -1,3 +1,4 @@
+# Over 400 lines: the hot path, every element access checked and recorded inline in one class.
 """Simulated memory: arrays whose every element access is checked and recorded.
 
 A `Storage` is one allocation (a kernel argument, one block's copy of a

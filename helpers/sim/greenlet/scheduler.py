@@ -1,3 +1,4 @@
+# Over 400 lines: one launch's state and its threads' interleaving; the parts that split off live beside it.
 """One simulated launch: blocks one after another, the threads of a block as greenlets that the
 scheduler interleaves at barriers and warp operations.
 
@@ -5,10 +6,12 @@ Deterministic: threads run in thread-id order until each blocks (at a barrier or
 operation) or ends; then warp operations whose lanes have all arrived complete, then the block's
 barrier releases. Nothing depends on wall time.
 
-The concerns live beside it: binding.py (launch validation, arguments), spaces.py (shared, local,
-constant memory), memory.py (checked arrays, race state), barriers.py, warps.py, assemble.py
-(trace assembly), messages.py (every diagnostic's header), options.py (the launch's options),
-grid.py (cooperative groups' grid barrier: blocks run together), spin.py (spin-waits that never end).
+The concerns live beside it (helpers/sim/greenlet/): spaces.py (arguments, shared, local, constant
+memory), memory.py (checked arrays, race state), barriers.py, warps.py, assemble.py (trace
+assembly), grid.py (cooperative groups' grid barrier: blocks run together), spin.py (spin-waits
+that never end); and shared with the lockstep engine (helpers/sim/): binding.py (launch
+validation), semantics.py (what operations mean), messages.py (every diagnostic's header),
+options.py (the launch's options).
 """
 
 from __future__ import annotations

@@ -8,10 +8,11 @@ from typing import Any
 
 import numpy as np
 
+from .. import errors as E
 from .. import semantics
 from ..semantics import INTRINSICS, MATH, MATH_FUNCTIONS, Dim3
 from ..trace import WARP_SIZE
-from .control import Stop
+from .stop import Stop
 from .values import ACTIVE, Mixed, V, from_lanes, lanes_of, mixed_op, split, tkey, truth, where
 
 
@@ -32,7 +33,7 @@ class _NS:
         self.__dict__.update(kw)
 
     def __getattr__(self, name):
-        raise Stop(f"unsupported: cuda.{name} in lockstep")
+        raise Stop.unsupported(f"cuda.{name} in lockstep")
 
 
 class LCuda:
@@ -130,7 +131,7 @@ class LCuda:
         v = getattr(real, name, None)
         if v is not None and type(v).__module__.startswith("numba.core.types"):
             return cast(v)
-        raise Stop(f"unsupported: cuda.{name} in lockstep")
+        raise Stop.unsupported(f"cuda.{name} in lockstep")
 
 
 # --- per-lane calls
@@ -148,12 +149,13 @@ def _lanewise(f, what: str):
         try:
             vals = [f(*xs) for xs in zip(*per)]
         except (ValueError, OverflowError, ZeroDivisionError, TypeError) as e:
-            raise Stop(
-                f"diagnostic: {what} raised {type(e).__name__} in a thread (KernelException)"
+            raise Stop.diagnostic(
+                E.KernelException, f"{what} raised {type(e).__name__} in a thread"
             ) from None
         return from_lanes(vals, m, n, what)
 
     g.__name__ = getattr(f, "__name__", what)
+    g._lockstep = True  # _R.call runs it as it is (it takes lane values)
     return g
 
 
@@ -192,7 +194,7 @@ class Cast:
             a, w, d = split(x)
             if self.dt.kind in "iu" and d.kind == "f":
                 if not np.isfinite(a[ACTIVE[0]]).all():
-                    raise Stop("diagnostic: an integer cast of NaN or infinity (KernelException)")
+                    raise Stop.diagnostic(E.KernelException, "an integer cast of NaN or infinity")
             return V(a.astype(self.dt), False)
         return self.orig(x)
 
@@ -277,7 +279,7 @@ def _int(x=0, *rest):
     m = ACTIVE[0]
     if d.kind == "f":
         if not np.isfinite(a[m]).all():
-            raise Stop("diagnostic: int() of NaN or infinity (KernelException)")
+            raise Stop.diagnostic(E.KernelException, "int() of NaN or infinity")
         return V(np.trunc(a).astype(np.int64), True)
     return V(a.astype(np.int64), True)
 

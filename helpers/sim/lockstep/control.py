@@ -12,13 +12,11 @@ from typing import Any
 
 import numpy as np
 
+from .. import errors as E
+from .stop import Stop
 from .values import ACTIVE, Mixed, V, truth, where
 
 LOOP_CAP = 200_000  # trips of one loop in lockstep before handing over (a spin-wait, or a runaway)
-
-
-class Stop(Exception):
-    """Lockstep cannot go on (unsupported, a limit, a diagnostic to leave to the reference engine)."""
 
 
 class _Fn:
@@ -101,7 +99,7 @@ class Control:
             if type(new) is Mixed:
                 hole = V(np.zeros(self.n), True, np.ones(self.n, bool))  # unassigned: reading it fails
                 return Mixed([(mk & self.m, v) for mk, v in new.parts] + [(~self.m, hole)])
-            raise Stop(f"unsupported: {what} first assigned an object in only some threads")
+            raise Stop.unsupported(f"{what} first assigned an object in only some threads")
         return where(self.m, new, old, self.n, what)
 
     # --- if / else
@@ -145,8 +143,8 @@ class Control:
         if lp.trips & 1023 == 0:
             self._limits(lp)
             if lp.wmark == self.writes:
-                raise Stop(
-                    "runaway: a while loop ran 1,024 trips in lockstep without writing memory (a spin-wait "
+                raise Stop.runaway(
+                    "a while loop ran 1,024 trips in lockstep without writing memory (a spin-wait "
                     "on something no thread changes?)"
                 )
             lp.wmark = self.writes
@@ -166,11 +164,9 @@ class Control:
 
     def _limits(self, lp: _Loop) -> None:
         if lp.trips > LOOP_CAP:
-            raise Stop(
-                f"runaway: a loop ran {LOOP_CAP:,} trips in lockstep (a spin-wait or an endless loop?)"
-            )
+            raise Stop.runaway(f"a loop ran {LOOP_CAP:,} trips in lockstep (a spin-wait or an endless loop?)")
         if time.monotonic() > self.deadline:
-            raise Stop("runaway: the time limit ran out in lockstep")
+            raise Stop.runaway("the time limit ran out in lockstep")
 
     def next(self, lp: _Loop) -> None:
         """End of one trip: lanes that continued come back."""
@@ -197,7 +193,7 @@ class Control:
     def each(self, lp: _Loop, seq: Any):
         """The trips of `for x in (a, b, c)`: a tuple, the same in every lane."""
         if type(seq) is not tuple:
-            raise Stop(f"unsupported: a for loop over a {type(seq).__name__}")
+            raise Stop.unsupported(f"a for loop over a {type(seq).__name__}")
         for v in seq:
             if not self.live:
                 return
@@ -227,7 +223,7 @@ class Control:
         vals = [_int_lanes(a, self.n, m0) for a in (start, stop, step)]
         cur, stop_a, step_a = vals
         if ((step_a == 0) & m0).any():
-            raise Stop("diagnostic: range() arg 3 must not be zero (KernelException)")
+            raise Stop.diagnostic(E.KernelException, "range() arg 3 must not be zero")
         cur = cur.copy()
         first = True
         while True:
@@ -272,7 +268,7 @@ class Control:
     def leave(self, fn: _Fn) -> Any:
         if self.live and fn.val is not _NOVAL:  # lanes falling off the end return None
             if fn.val is not None:
-                raise Stop("unsupported: a function returns a value in some threads and None in others")
+                raise Stop.unsupported("a function returns a value in some threads and None in others")
         self.fns.pop()
         self.set_mask(fn.entry)
         return None if fn.val is _NOVAL else fn.val
@@ -330,11 +326,11 @@ class Control:
 def _int_lanes(x: Any, n: int, m: np.ndarray) -> np.ndarray:
     if type(x) is V:
         if x.a.dtype.kind not in "iub":
-            raise Stop("diagnostic: range() of a float (KernelException)")
+            raise Stop.diagnostic(E.KernelException, "range() of a float")
         return x.a.astype(np.int64)
     try:
         import operator
 
         return np.full(n, operator.index(x), np.int64)
     except TypeError:
-        raise Stop("diagnostic: range() of a non-integer (KernelException)") from None
+        raise Stop.diagnostic(E.KernelException, "range() of a non-integer") from None

@@ -9,8 +9,9 @@ from typing import Any
 
 import numpy as np
 
+from .. import errors as E
 from ..trace import ATOMIC, READ, WRITE
-from .control import Stop
+from .stop import Stop
 from .values import Mixed, V, as_int, lanes_of, split
 
 COMMUTES, USED, DEFERRED = 1, 2, 3  # how an atomic instruction may be ordered (run.atomic_order)
@@ -87,7 +88,7 @@ class LArray:
         return self.shape[0]
 
     def __bool__(self):
-        raise Stop(f"diagnostic: whole array `{self.st.name}` used as a condition (Unsupported)")
+        raise Stop.diagnostic(E.Unsupported, f"whole array `{self.st.name}` used as a condition")
 
     # --- index work
     def _flat(self, idx: tuple, what: str) -> Any:
@@ -111,7 +112,7 @@ class LArray:
                 else:
                     a, w, d = split(i)
                     if d.kind not in "iub":
-                        raise Stop(f"unsupported: a {d} index into `{self.st.name}`")
+                        raise Stop.unsupported(f"a {d} index into `{self.st.name}`")
                     if a.dtype != np.int64:
                         a = a.astype(np.int64)
                     # one reduction for both ends: negative indices are huge as unsigned
@@ -122,19 +123,19 @@ class LArray:
                     raise run.diag("OutOfBounds", None, self, idx)
                 off = off + a * s if s != 1 else off + a
             elif type(i) is slice:
-                raise Stop(f"unsupported: slicing `{self.st.name}`")
+                raise Stop.unsupported(f"slicing `{self.st.name}`")
             else:
                 try:
                     if type(i) is not int:
                         i = operator.index(i)
                 except TypeError:
-                    raise Stop(f"unsupported: index {i!r} into `{self.st.name}`") from None
+                    raise Stop.unsupported(f"index {i!r} into `{self.st.name}`") from None
                 if i < 0 or i >= n:
                     raise run.diag("OutOfBounds", None, self, idx)
                 off += i * s
         if len(idx) < self.ndim:
             if type(off) is not int:
-                raise Stop(f"unsupported: a per-thread view of `{self.st.name}`")
+                raise Stop.unsupported(f"a per-thread view of `{self.st.name}`")
             return LArray(run, self.st, off, self.shape[len(idx) :], self.strides[len(idx) :])
         return off
 
@@ -187,7 +188,7 @@ class LArray:
         flat = self._flat(idx, "write")
         st = self.st
         if type(flat) is LArray:
-            raise Stop(f"unsupported: assigning to a slice of `{st.name}`")
+            raise Stop.unsupported(f"assigning to a slice of `{st.name}`")
         if st.readonly:
             raise run.diag("ReadOnlyWrite", None, self, idx)
         vals = _values(value, st.data.dtype, ctl)
@@ -218,7 +219,7 @@ class LArray:
         flat = self._flat(idx, "atomic")
         st = self.st
         if type(flat) is LArray or st.local:
-            raise Stop(f"unsupported: atomic on `{st.name}` (a view or a local array)")
+            raise Stop.unsupported(f"atomic on `{st.name}` (a view or a local array)")
         if st.readonly:
             raise run.diag("ReadOnlyWrite", None, self, idx)
         lanes = ctl.act
@@ -281,21 +282,21 @@ def _values(value: Any, dt: np.dtype, ctl) -> Any:
         a, w, d = split(value)
         a = a if ctl.isfull else a[ctl.m]
         if dt.kind in "iub" and d.kind == "f" and not np.isfinite(a).all():
-            raise Stop("diagnostic: a NaN or infinity stored into an integer array (Unsupported)")
+            raise Stop.diagnostic(E.Unsupported, "a NaN or infinity stored into an integer array")
         if w and dt.kind in "iu" and d.kind in "iu" and a.size:
             info = np.iinfo(dt)
             if a.min() < info.min or a.max() > info.max:
-                raise Stop("diagnostic: a Python int too large for the array (KernelException)")
+                raise Stop.diagnostic(E.KernelException, "a Python int too large for the array")
         return a
     if isinstance(value, (bool, int, float, np.generic)):
         if dt.kind in "iub" and isinstance(value, (float, np.floating)) and not np.isfinite(value):
-            raise Stop("diagnostic: a NaN or infinity stored into an integer array (Unsupported)")
+            raise Stop.diagnostic(E.Unsupported, "a NaN or infinity stored into an integer array")
         if type(value) is int and dt.kind in "iu":
             info = np.iinfo(dt)
             if not info.min <= value <= info.max:
-                raise Stop("diagnostic: a Python int too large for the array (KernelException)")
+                raise Stop.diagnostic(E.KernelException, "a Python int too large for the array")
         return value
-    raise Stop(f"unsupported: storing a {type(value).__name__} into an array")
+    raise Stop.unsupported(f"storing a {type(value).__name__} into an array")
 
 
 def words(space: str) -> str:

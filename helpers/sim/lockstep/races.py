@@ -1,6 +1,7 @@
 """Race checks over a barrier interval, vectorised: every access of the interval is logged as
 (flat index, lanes, kind, warp epochs); at the barrier one pass finds elements that two threads
-touched with at least one write (atomic pairs aside), the greenlet engine's `_unordered` rule.
+touched with at least one write (atomic pairs aside): semantics.unordered and semantics.conflict,
+the rule the greenlet engine applies access by access.
 Global arrays also keep, per element, the last block that read, wrote or atomically updated it,
 for races between blocks."""
 
@@ -10,6 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..semantics import Actor, conflict, unordered
 from ..trace import ATOMIC, READ, WARP_SIZE, WRITE
 
 
@@ -44,7 +46,8 @@ def check_interval(st: Any, n: int, wepoch: np.ndarray | None, report: Callable)
 
 
 def _exact(flats, lanes, kinds, wepoch, sites, report) -> None:
-    """The exact rule, element by element, where the quick pass saw two threads."""
+    """The exact rule, element by element, where the quick pass saw two threads (all in one block
+    and one barrier interval: the actors differ in warp, warp epoch and thread)."""
     order = np.lexsort((lanes, flats))
     f, ln, k, sites = flats[order], lanes[order], kinds[order], sites[order]
     if wepoch is not None:
@@ -60,18 +63,21 @@ def _exact(flats, lanes, kinds, wepoch, sites, report) -> None:
         for i in range(e - s):
             for j in range(i + 1, e - s):
                 a, b = int(gl[i]), int(gl[j])
-                if a == b or (gk[i] == READ and gk[j] == READ) or (gk[i] == ATOMIC and gk[j] == ATOMIC):
+                if not conflict(int(gk[i]), int(gk[j])):
                     continue
-                if wepoch is not None and a // WARP_SIZE == b // WARP_SIZE:
-                    # lanes of one warp separated by syncwarp are ordered (wepoch: per access)
-                    if wepoch[s + i] != wepoch[s + j]:
-                        continue
+                wa, wb = (0, 0) if wepoch is None else (int(wepoch[s + i]), int(wepoch[s + j]))
+                if not unordered(
+                    Actor(0, 0, a // WARP_SIZE, wa, a), Actor(0, 0, b // WARP_SIZE, wb, b), False
+                ):
+                    continue
                 report(int(f[s]), a, b, int(gk[i]), int(gk[j]), int(sites[s + j]))
                 return
 
 
 def check_blocks(st: Any, b: int, accesses: list, report: Callable) -> None:
-    """Races between this block's accesses to global storage `st` and earlier blocks'."""
+    """Races between this block's accesses to global storage `st` and earlier blocks' (called with
+    cross-block races on: semantics.unordered of two blocks' actors is then always true, so every
+    conflicting pair of accesses from another block is a race)."""
     if not accesses:
         return
     if st.xb is None:
@@ -83,17 +89,7 @@ def check_blocks(st: Any, b: int, accesses: list, report: Callable) -> None:
             continue
         site = next(a[4] for a in accesses if a[2] == kind)
         f = np.unique(np.concatenate(parts))
-        others = [
-            x
-            for x in (
-                (WRITE, ATOMIC)
-                if kind == READ
-                else (READ, WRITE)
-                if kind == ATOMIC
-                else (READ, WRITE, ATOMIC)
-            )
-        ]
-        for o in others:
+        for o in (o for o in (READ, WRITE, ATOMIC) if conflict(kind, o)):
             prev = xb[o, f]
             hit = (prev != -1) & (prev != b)
             if hit.any():

@@ -1,3 +1,4 @@
+# Over 400 lines: the rewriter is one class, one method per construct of the kernel's AST.
 """The kernel's AST rewritten to run every statement over the active lanes.
 
 Control flow becomes calls on the mask keeper `_C` (control.py): `if` pushes a mask, loops narrow it
@@ -6,8 +7,8 @@ with a site number (one per access instruction, as the greenlet engine's sites),
 declarations calls on `_R`, other calls `_R.call` (device functions, builtins, casts). Assignments
 merge under the mask (`_C.set`). Arithmetic is left alone: lane values (values.V) overload it.
 
-`check` refuses what lockstep does not run (`Unsupported`, naming the construct and line); the
-launch then goes to the greenlet engine.
+static.py's `check` refuses first what lockstep does not run (a Stop naming the construct and line);
+the launch then goes to the greenlet engine.
 """
 
 from __future__ import annotations
@@ -19,53 +20,11 @@ import textwrap
 import types
 from dataclasses import dataclass, field
 
-from .control import Stop
+from ..semantics import ATOMICS
+from .static import check
+from .stop import Stop
 
-_ALLOWED_STMT = (
-    ast.Assign,
-    ast.AugAssign,
-    ast.AnnAssign,
-    ast.If,
-    ast.For,
-    ast.While,
-    ast.Break,
-    ast.Continue,
-    ast.Return,
-    ast.Expr,
-    ast.Pass,
-)
-_ALLOWED_EXPR = (
-    ast.BinOp,
-    ast.UnaryOp,
-    ast.BoolOp,
-    ast.Compare,
-    ast.IfExp,
-    ast.Call,
-    ast.Attribute,
-    ast.Subscript,
-    ast.Name,
-    ast.Constant,
-    ast.Tuple,
-    ast.Slice,
-    ast.keyword,
-    ast.NamedExpr,
-)
-_ATOMICS = (
-    "add",
-    "sub",
-    "max",
-    "min",
-    "nanmax",
-    "nanmin",
-    "exch",
-    "and_",
-    "or_",
-    "xor",
-    "cas",
-    "compare_and_swap",
-    "inc",
-    "dec",
-)
+_ATOMICS = (*ATOMICS, "compare_and_swap")  # cuda.atomic.<name> calls the rewrite routes to _R.atomic
 
 
 @dataclass
@@ -111,18 +70,18 @@ def _compile(fn: types.FunctionType) -> Compiled:
         src = textwrap.dedent(inspect.getsource(fn))
         tree = ast.parse(src)
     except (OSError, TypeError, SyntaxError, IndentationError):
-        raise Stop(f"unsupported: the source of {fn.__name__} is not available") from None
+        raise Stop.unsupported(f"the source of {fn.__name__} is not available") from None
     fdef = tree.body[0]
     if not isinstance(fdef, ast.FunctionDef):
-        raise Stop(f"unsupported: {fn.__name__} is not a plain function")
+        raise Stop.unsupported(f"{fn.__name__} is not a plain function")
     first = fn.__code__.co_firstlineno
     # decorators shift the def line: line numbers relative to the source block
     ast.increment_lineno(tree, first - 1 - (fdef.lineno - 1) + (fdef.lineno - 1))
     a = fdef.args
     if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults:
-        raise Stop(f"unsupported: {fn.__name__} has *args, **kwargs, keyword-only or default arguments")
+        raise Stop.unsupported(f"{fn.__name__} has *args, **kwargs, keyword-only or default arguments")
     filename = fn.__code__.co_filename
-    _check(fdef, fn.__name__)
+    check(fdef, fn.__name__)
     t = _Rewriter(filename)
     body = t.function_body(fdef)
     params = {x.arg for x in a.args}
@@ -163,69 +122,6 @@ def _fill_locations(tree: ast.AST, line: int) -> None:
                 node.end_col_offset = 0
             line = node.lineno
     ast.fix_missing_locations(tree)
-
-
-def _check(fdef: ast.FunctionDef, name: str) -> None:
-    for node in ast.walk(fdef):
-        if node is fdef or isinstance(
-            node, (ast.arguments, ast.arg, ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
-        ):
-            continue
-        if isinstance(node, ast.stmt) and not isinstance(node, _ALLOWED_STMT):
-            raise Stop(f"unsupported: `{type(node).__name__}` statement at line {node.lineno} of {name}")
-        if isinstance(node, ast.expr) and not isinstance(node, _ALLOWED_EXPR):
-            raise Stop(f"unsupported: `{type(node).__name__}` expression at line {node.lineno} of {name}")
-        if isinstance(node, (ast.For, ast.While)) and node.orelse:
-            raise Stop(f"unsupported: a loop with `else` at line {node.lineno} of {name}")
-        if isinstance(node, ast.For):
-            it = node.iter
-            is_range = (
-                isinstance(it, ast.Call)
-                and isinstance(it.func, ast.Name)
-                and it.func.id == "range"
-                and not it.keywords
-            )
-            if not isinstance(node.target, ast.Name) or not (
-                is_range or isinstance(it, (ast.Tuple, ast.Name))
-            ):
-                raise Stop(
-                    f"unsupported: a `for` loop other than `for x in range(...)` at line {node.lineno} "
-                    f"of {name}"
-                )
-        if isinstance(node, ast.Assign):
-            if len(node.targets) != 1 and not all(
-                isinstance(t, (ast.Name, ast.Subscript)) for t in node.targets
-            ):
-                raise Stop(f"unsupported: chained assignment at line {node.lineno} of {name}")
-            tg = node.targets[0]
-            if isinstance(tg, ast.Tuple) and not all(
-                isinstance(e, (ast.Name, ast.Subscript)) for e in tg.elts
-            ):
-                raise Stop(f"unsupported: unpacking into elements at line {node.lineno} of {name}")
-            if isinstance(tg, ast.Attribute):
-                raise Stop(f"unsupported: assignment to an attribute at line {node.lineno} of {name}")
-        if isinstance(node, ast.AugAssign) and not isinstance(node.target, (ast.Name, ast.Subscript)):
-            raise Stop(f"unsupported: augmented assignment at line {node.lineno} of {name}")
-        if isinstance(node, ast.AnnAssign) and (node.value is None or not isinstance(node.target, ast.Name)):
-            raise Stop(f"unsupported: annotated assignment at line {node.lineno} of {name}")
-        if isinstance(node, ast.Call):
-            if any(isinstance(a, ast.Starred) for a in node.args) or any(
-                k.arg is None for k in node.keywords
-            ):
-                raise Stop(f"unsupported: *args or **kwargs in a call at line {node.lineno} of {name}")
-            if isinstance(node.func, ast.Name) and node.func.id == "print":
-                raise Stop(f"unsupported: print at line {node.lineno} of {name}")
-        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
-            raise Stop(f"unsupported: a slice at line {node.lineno} of {name}")
-        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple):
-            if any(isinstance(e, ast.Slice) for e in node.slice.elts):
-                raise Stop(f"unsupported: a slice at line {node.lineno} of {name}")
-        if (
-            isinstance(node, ast.Name)
-            and node.id.startswith("_")
-            and node.id[:2] in ("_C", "_R", "_U", "_t", "_w", "_F")
-        ):
-            raise Stop(f"unsupported: a name starting with {node.id[:2]} at line {node.lineno} of {name}")
 
 
 def _name(n: str, ctx=None) -> ast.Name:
@@ -334,7 +230,7 @@ class _Rewriter:
             if isinstance(tg, ast.Subscript):
                 # Python evaluates the value first, then the array, then the index
                 return [ast.Expr(_call("_R", "st", [E(s.value), E(tg.value), self.site(tg), self.index(tg)]))]
-            raise Stop(f"unsupported: assignment target at line {s.lineno}")
+            raise Stop.unsupported(f"assignment target at line {s.lineno}")
         if isinstance(s, ast.AugAssign):
             tg = s.target
             if isinstance(tg, ast.Name):
@@ -428,7 +324,7 @@ class _Rewriter:
             return [ast.Expr(self.expr(s.value, discard=True))]
         if isinstance(s, ast.Pass):
             return [ast.Pass()]
-        raise Stop(f"unsupported: `{type(s).__name__}` at line {s.lineno}")
+        raise Stop.unsupported(f"`{type(s).__name__}` at line {s.lineno}")
 
     def assign(self, name: str, value: ast.expr, what: str) -> ast.Assign:
         self.assigned.add(name)
@@ -449,7 +345,7 @@ class _Rewriter:
         if isinstance(e, (ast.Name, ast.Constant)):
             return e
         if isinstance(e, ast.NamedExpr):
-            raise Stop(f"unsupported: `:=` at line {e.lineno}")
+            raise Stop.unsupported(f"`:=` at line {e.lineno}")
         if isinstance(e, ast.Attribute):
             return ast.Attribute(E(e.value), e.attr, ast.Load())
         if isinstance(e, ast.Tuple):
@@ -529,4 +425,4 @@ class _Rewriter:
             if isinstance(f, ast.Attribute) and isinstance(f.value, (ast.Name, ast.Attribute)):
                 return ast.Call(E(f), args, kws)  # cuda.*, math.*, numba.float32... (shims)
             return _call("_R", "call", [E(f)] + args, kws)
-        raise Stop(f"unsupported: `{type(e).__name__}` at line {e.lineno}")
+        raise Stop.unsupported(f"`{type(e).__name__}` at line {e.lineno}")

@@ -1,3 +1,4 @@
+# Over 400 lines: V, Mixed and the operators between them are one type system, each part calling the others.
 """Lane values: one value per thread of a block, with the greenlet engine's Python typing.
 
 The greenlet engine runs the kernel's Python per thread: indices are Python ints, array elements
