@@ -232,7 +232,7 @@ class SimArray:
             else:
                 run.fail(self._uninit(idx, 1))
         if st.hb:
-            w = run.hb.unordered_writer(run.cur.b, st.aid, flat)
+            w = run.hb.unseen_writer(run.cur.b, st.aid, flat)
             if w is not None:
                 run.fail(order.race(run, st, idx, w))
         c = run.cur.actor

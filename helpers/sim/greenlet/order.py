@@ -52,7 +52,7 @@ class BlockOrder:
     def wrote(self, b: int, aid: int, flat: int) -> None:
         self.written[(aid, flat)] = (b, self._clock(b)[b])
 
-    def unordered_writer(self, b: int, aid: int, flat: int) -> int | None:
+    def unseen_writer(self, b: int, aid: int, flat: int) -> int | None:
         """The other block whose write this block reads without any atomic ordering them, or None."""
         w = self.written.get((aid, flat))
         if w is None or w[0] == b or self._clock(b).get(w[0], -1) >= w[1]:
