@@ -330,6 +330,29 @@ def test_runaway_in_each_engine_names_the_loop_line():
         assert info.value.line == line
 
 
+@cuda.jit
+def loop_touches_nothing(out, a):
+    i = cuda.threadIdx.x
+    k = 0
+    x = 0.0
+    while k < 10:  # k is never advanced, and the loop reads and writes no memory
+        x += 1.0
+    out[i] = x
+
+
+def test_an_endless_loop_without_memory_accesses_is_a_runaway_at_once_not_at_the_wall_clock():
+    for seed in (0, 1, 2):
+        start = time.monotonic()
+        err, text = diagnosed("map", loop_touches_nothing, seed)
+        assert time.monotonic() - start < 5.0
+        assert isinstance(err, E.Runaway) and "never ends" in str(err), text
+        first = loop_touches_nothing.py_func.__code__.co_firstlineno  # (the decorator's line)
+        assert err.line in (first + 5, first + 6), text  # the `while` or its body
+    for engine in ("auto", "lockstep"):
+        with pytest.raises(E.Runaway):
+            sim.launch(loop_touches_nothing, 1, 8, arrays(8), engine=engine)
+
+
 def test_the_step_budget_scales_with_the_launch():
     small = sim.Options().resolved(8).max_steps
     big = sim.Options().resolved(256).max_steps

@@ -17,7 +17,7 @@ class Config:
     # `max_steps`; small cases so reach their Runaway within a second or two.
     max_steps: int = 5_000_000
     steps_per_thread: int = 4_096
-    min_steps: int = 100_000
+    min_steps: int = 50_000  # (above two looks for a spin-wait, 2 x SPIN_CHECK: a lone spinner is a Deadlock)
     timeout: float = 10.0  # seconds per launch before Runaway (catches loops with no accesses)
     trace: bool = True  # record accesses for launches made through kernel[...] (sim engine)
     # "auto": the lockstep engine, falling back to the greenlet engine on anything it cannot prove

@@ -20,6 +20,25 @@ class Reports:
     def runaway(self) -> E.SimulatorError:
         return self.diag("Runaway", runaway_text(self.opts.max_steps))
 
+    def endless(self, trips: int) -> E.SimulatorError:
+        """A loop that took `trips` trips touching no memory, meeting no barrier or warp operation:
+        nothing another thread does can end it, so it never ends. Final: the greenlet engine could
+        only wait for the wall clock, so "auto" reports this one as it is."""
+        lane = int(self.ctl.act[0]) if self.ctl.live else None
+        line, src = source_at(user_frame())
+        err = diagnostic(
+            E.Runaway,
+            f"this loop ran {trips:,} trips without reading or writing memory or meeting a barrier: "
+            "nothing another thread does can change what its condition tests, so it never ends (is its "
+            "loop variable advanced, in the right direction?).",
+            block=self._bidx(self.b),
+            thread=None if lane is None else self._tidx(lane),
+            line=line,
+            source=src,
+        )
+        err.final = True
+        return err
+
     def _race_in_block(self, st: Storage):
         def report(flat, a, b, ka, kb, site):
             self._order_matters()

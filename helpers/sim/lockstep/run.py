@@ -56,6 +56,7 @@ class Run(Declarations, Reports):
         if opts.deadline is not None:
             deadline = min(deadline, opts.deadline)
         self.ctl = Control(self.n, deadline)
+        self.ctl.steps_now, self.ctl.endless = (lambda: self.steps), self.endless
         self.cuda = LCuda(self)
         # races are always looked for: with races=False the reference engine runs past them in its
         # thread order, which lockstep does not reproduce, so a race then hands the launch over
