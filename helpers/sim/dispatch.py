@@ -60,7 +60,7 @@ def run(kernel: Any, grid: Any, block: Any, args: Sequence[Any], opts: Options) 
             raise err from None
         reason = str(s)
     except E.SimulatorError as err:
-        if engine == "lockstep":
+        if engine == "lockstep" or getattr(err, "final", False):  # (final: lockstep's is the answer)
             err.trace = r.trace() if r is not None else None  # the accesses up to the failure
             raise
         last = str(err).strip().splitlines()[-1][:160]

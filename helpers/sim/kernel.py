@@ -11,6 +11,8 @@ import inspect
 import math
 import textwrap
 import types
+from types import CodeType
+from typing import Any
 
 import numpy as np
 
@@ -202,3 +204,32 @@ def _static_checks(fn, code):
                     line=line,
                     source=ast.get_source_segment(src, node),
                 )
+
+
+def uses_grid_sync(fn: Any) -> bool:
+    """Does the kernel (or a function it calls through its globals) name `this_grid`?"""
+    seen: set = set()
+
+    def names(code: CodeType) -> set:
+        out = set(code.co_names)
+        for c in code.co_consts:
+            if isinstance(c, CodeType):
+                out |= names(c)
+        return out
+
+    def visit(f: Any) -> bool:
+        code = getattr(f, "__code__", None)
+        if code is None or code in seen:
+            return False
+        seen.add(code)
+        ns = names(code)
+        if "this_grid" in ns:
+            return True
+        g = getattr(f, "__globals__", {})
+        return any(
+            visit(getattr(g.get(n), "py_func", g.get(n)))
+            for n in ns
+            if callable(g.get(n)) and getattr(g.get(n), "__module__", None) == f.__module__
+        )
+
+    return visit(fn)

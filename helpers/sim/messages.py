@@ -27,11 +27,26 @@ def user_frame() -> FrameType | None:
     return f
 
 
+def _library_dirs() -> tuple[str, ...]:
+    import os
+
+    import greenlet
+    import numpy
+
+    return tuple(os.path.dirname(m.__file__) for m in (os, numpy, greenlet))
+
+
+_LIBRARIES: tuple[str, ...] = ()
+
+
 def kernel_frame(tb: TracebackType | None) -> tuple[FrameType | None, int | None]:
-    """The innermost (frame, line) of a traceback that is not the simulator's."""
+    """The innermost (frame, line) of a traceback that is neither the simulator's nor a library's
+    (NumPy, the standard library): the learner's line, wherever the exception landed."""
+    global _LIBRARIES
+    _LIBRARIES = _LIBRARIES or _library_dirs()
     frame = line = None
     while tb is not None:
-        if not _is_sim(tb.tb_frame):
+        if not _is_sim(tb.tb_frame) and not tb.tb_frame.f_code.co_filename.startswith(_LIBRARIES):
             frame, line = tb.tb_frame, tb.tb_lineno
         tb = tb.tb_next
     return frame, line
@@ -89,6 +104,27 @@ def at_thread(
     """A diagnostic about simulated thread `th` (anything with .bidx and .tidx) at `frame`'s line."""
     line, src = source_at(frame)
     return diagnostic(cls, msg, block=th and th.bidx, thread=th and th.tidx, line=line, source=src, **fields)
+
+
+def runaway_text(limit: int) -> str:
+    """Why a launch ran out of its step budget (both engines count steps the same way)."""
+    return (
+        f"the kernel made more than {limit:,} memory accesses and barriers, this launch's step budget "
+        "(scaled to its number of threads, far more than the puzzle needs): most likely a loop that never "
+        "ends (a loop variable not advanced, a stride of 0, a bound that is not the data's size?). If it "
+        "really needs more, raise helpers.sim.config.steps_per_thread."
+    )
+
+
+def scratch_text(name: str, index: str) -> str:
+    """Why a read of work memory (role "scratch") that no thread has written is wrong."""
+    return (
+        f"read `{name}`[{index}] but no thread had written it yet: `{name}` is work memory, which starts "
+        "as garbage (as cuda.device_array gives it), so this value is whatever memory held. Blocks run "
+        "in any order, and one may run before the blocks whose results it reads: a block may read "
+        "another block's part only once it knows that block is done (the last block to take a ticket "
+        "from cuda.atomic.add knows every other block has finished), or in a second launch."
+    )
 
 
 _INTERNAL = (

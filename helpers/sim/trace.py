@@ -96,7 +96,7 @@ class ArrayInfo:
     space: str  # "global" | "shared" | "local" | "const"
     shape: tuple
     dtype: np.dtype
-    role: str = ""  # for globals: "in", "out" or "inout" as the caller declared; else ""
+    role: str = ""  # for globals: "in", "out", "inout" or "scratch" as the caller declared; else ""
 
     @property
     def itemsize(self) -> int:

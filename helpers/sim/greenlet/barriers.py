@@ -22,7 +22,7 @@ def resolve(run: Any, threads: list[Thread]) -> None:
             if th.state != BAR or f.f_lasti != lasti or f.f_code is not code:
                 break
         else:
-            if run.held:  # a thread held a diagnostic back, yet reached the barrier
+            if run.held and not run.coop:  # a thread held a diagnostic back, yet reached the barrier
                 raise next(th.error for th in threads if th.error is not None)
             if w0.op == "syncthreads":  # plain barrier: no predicate to combine
                 for th in threads:
@@ -68,7 +68,7 @@ def resolve(run: Any, threads: list[Thread]) -> None:
             a,
             a.wait.frame,
         )
-    if run.held:
+    if run.held and not run.coop:
         raise next(th.error for th in threads if th.error is not None)
     release(at)
 

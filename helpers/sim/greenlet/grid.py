@@ -14,42 +14,13 @@ blocks per SM = min(16, 1024 // threads per block (rounded up to whole warps),
 
 from __future__ import annotations
 
-from types import CodeType
 from typing import Any
 
 from .. import errors as E
+from ..kernel import uses_grid_sync  # noqa: F401 - the scheduler asks it here
 from ..messages import at_thread
 from ..occupancy import T4_SMS, max_resident_blocks
 from .threads import DONE, GRID, Thread
-
-
-def uses_grid_sync(fn: Any) -> bool:
-    """Does the kernel (or a function it calls through its globals) name `this_grid`?"""
-    seen: set = set()
-
-    def names(code: CodeType) -> set:
-        out = set(code.co_names)
-        for c in code.co_consts:
-            if isinstance(c, CodeType):
-                out |= names(c)
-        return out
-
-    def visit(f: Any) -> bool:
-        code = getattr(f, "__code__", None)
-        if code is None or code in seen:
-            return False
-        seen.add(code)
-        ns = names(code)
-        if "this_grid" in ns:
-            return True
-        g = getattr(f, "__globals__", {})
-        return any(
-            visit(getattr(g.get(n), "py_func", g.get(n)))
-            for n in ns
-            if callable(g.get(n)) and getattr(g.get(n), "__module__", None) == f.__module__
-        )
-
-    return visit(fn)
 
 
 def check_residency(run: Any, th: Thread, frame: Any) -> None:
@@ -86,6 +57,8 @@ class GridGroup:
 
 def release(run: Any, parked: dict) -> None:
     """Every block waits at the grid barrier: let them all go on."""
+    if run.hb is not None:
+        run.hb.grid_barrier()
     for st in run.storages.values():
         if st.space == "global":
             st.acc.clear()  # the barrier orders every earlier access before every later one
@@ -105,20 +78,34 @@ def unfinished(run: Any, finished: list[int], parked: dict) -> E.SimulatorError:
         E.BarrierDivergence,
         f"block {run.bidx_of(b)} finished the kernel without reaching cuda.cg.this_grid().sync(), which "
         f"the other blocks wait at: every thread of the grid must reach a grid barrier; on a GPU the "
-        "waiting blocks hang. Call it where every thread reaches it, outside any `if`.",
+        "waiting blocks hang. Call it where every thread of every block reaches it, outside any `if` "
+        "(a cuda.syncthreads() would not do: it orders one block only)." + _consequence(run),
         th,
         th.wait.frame,
     )
 
 
+def _consequence(run: Any) -> str:
+    """The first error held back while the grid barrier was pending: most likely its consequence."""
+    if not run.grid_held:
+        return ""
+    err = run.grid_held[0]
+    where = f"block {err.block}, thread {err.thread}"
+    return f"\n(also found, probably a consequence: {type(err).__name__} in {where})"
+
+
 def partial_block(run: Any, threads: list[Thread]) -> E.SimulatorError:
     at = next(t for t in threads if t.state == GRID)
-    gone = next(t for t in threads if t.state == DONE)
+    missing = [t for t in threads if t.state == DONE]
+    if all(t.killed for t in missing):  # they stopped on an error of their own before the barrier
+        return missing[0].error
+    gone = next(t for t in missing if not t.killed)
     return at_thread(
         E.BarrierDivergence,
         f"cuda.cg.this_grid().sync() was reached by some threads of the block, but thread "
         f"{tuple(gone.tidx)} had already finished the kernel without reaching it: every thread of the "
-        "grid must reach a grid barrier; on a GPU the grid hangs. Keep the barrier outside the `if`.",
+        "grid must reach a grid barrier; on a GPU the grid hangs. Keep the barrier outside the `if`."
+        + _consequence(run),
         at,
         at.wait.frame,
     )

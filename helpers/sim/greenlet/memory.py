@@ -14,8 +14,10 @@ import operator
 import sys
 
 from ..errors import OutOfBounds, ReadOnlyWrite, UninitializedRead, Unsupported
+from ..messages import scratch_text
 from ..semantics import unordered
 from ..trace import ATOMIC, READ, WRITE
+from . import order
 
 _SPACE_WORDS = {
     "global": "global array",
@@ -40,6 +42,7 @@ class Storage:
         "wr",
         "cross_block",
         "checked",
+        "hb",
     )
 
     def __init__(self, run, data, aid, name, space, *, initialised=True, readonly=False, cross_block=False):
@@ -57,6 +60,7 @@ class Storage:
         self.acc = {}
         self.cross_block = cross_block  # global memory: accesses from different blocks conflict
         self.checked = run.races and space != "local"  # local arrays are private: no races
+        self.hb = False  # work memory whose reads across blocks must be ordered by atomics (order.py)
         run.storages[aid] = self
 
 
@@ -227,6 +231,10 @@ class SimArray:
                     run.deferred.append(self._uninit(idx, 1))
             else:
                 run.fail(self._uninit(idx, 1))
+        if st.hb:
+            w = run.hb.unseen_writer(run.cur.b, st.aid, flat)
+            if w is not None:
+                run.fail(order.race(run, st, idx, w))
         c = run.cur.actor
         if st.checked:
             s = st.acc.get(flat)
@@ -328,6 +336,8 @@ class SimArray:
                 s[1] = False
         if st.init is not None:
             st.init[flat] = 1
+        if st.hb:
+            run.hb.wrote(run.cur.b, st.aid, flat)
         run.steps += 1
         if run.steps > run.max_steps:
             run.step()
@@ -409,6 +419,9 @@ class SimArray:
         elif st.space == "local":
             who = "this thread had not written it yet"
             gpu = "a real GPU returns whatever was in the register or stack slot"
+        elif st.run.arrays[st.aid].role == "scratch":
+            why = scratch_text(st.name, _fmt(idx))
+            return st.run.error(UninitializedRead, why, depth + 1, array=st.name, index=idx)
         else:
             who = "no thread had written it yet (outputs start as garbage: the checker fills them with NaN)"
             gpu = "a real GPU returns whatever was in that memory"
@@ -429,6 +442,8 @@ class SimArray:
         if st.init is not None and not st.init[flat]:
             st.run.fail(self._uninit(idx if type(idx) is tuple else (idx,), depth + 1))
         self._write(flat, idx, ATOMIC, depth)
+        if st.run.hb is not None:
+            st.run.hb.atomic(st.run.cur.b, st.aid, flat)
         old = st.data[flat]
         st.data[flat] = op(old)
         return old

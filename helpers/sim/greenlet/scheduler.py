@@ -30,11 +30,11 @@ from greenlet import greenlet
 from .. import binding
 from .. import errors as E
 from ..kernel import py_func, rebind
-from ..messages import at_thread, diagnostic, kernel_frame, plain_words, source_at, user_frame
+from ..messages import at_thread, diagnostic, kernel_frame, plain_words, runaway_text, source_at, user_frame
 from ..options import Options
 from ..semantics import SPIN_CHECK, Dim3
 from ..trace import WARP_SIZE, ArrayInfo, Trace
-from . import assemble, barriers, grid, spin, warps
+from . import assemble, barriers, grid, order, races, spin, warps
 from .api import ALIASES, SimCuda
 from .memory import SimArray
 from .spaces import Spaces, bind_arg
@@ -56,8 +56,9 @@ class Run:
         import numba
         import numba.cuda as real_cuda
 
-        self.opts = opts = (opts or Options()).resolved()
         self.griddim, self.blockdim = Dim3(griddim), Dim3(blockdim)
+        threads = int(np.prod(self.griddim)) * int(np.prod(self.blockdim))
+        self.opts = opts = (opts or Options()).resolved(threads)
         binding.check_dims(self.griddim, self.blockdim, opts.shared_bytes)
         self.fn0 = py_func(kernel)
         self.api = SimCuda(self)
@@ -82,6 +83,12 @@ class Run:
             bind_arg(self, name, a, opts.roles.get(name, "inout")) for name, a in zip(self.params, args)
         ]
         self.order = binding.block_order(opts.block_order, int(np.prod(self.griddim)), opts.seed)
+        self.hb = None  # blocks that talk through work memory: their reads are ordered by atomics
+        if not opts.cross_block_races and len(self.order) > 1 and "scratch" in opts.roles.values():
+            self.hb = order.BlockOrder()
+            for k in self.kargs:
+                if isinstance(k, SimArray) and self.arrays[k.st.aid].role == "scratch":
+                    k.st.hb = True
         self.spaces = Spaces(self)
         self.spin_probe: tuple | None = None  # the last look for a spin-wait (spin.py)
         self.warp_pending = False  # some thread waits at a warp operation
@@ -91,6 +98,7 @@ class Run:
         self.coop = grid.uses_grid_sync(self.fn0)  # blocks run together, for a grid barrier
         self.parked: dict = {}  # block -> its saved state, while it waits at the grid barrier
         self.grid_sched: Any = None
+        self.grid_held: list = []  # errors held in a kernel with a grid barrier, in the order found
         self._resident_checked = False
         self._tidxs: list | None = None  # threadIdx of each thread, shared by all blocks
         self._waits: list | None = None
@@ -108,16 +116,14 @@ class Run:
     def step(self) -> None:
         self.steps += 1
         if self.steps > self.step_limit:
-            raise self.error(
-                E.Runaway,
-                f"the kernel made more than {self.step_limit:,} memory accesses and "
-                "barriers: most likely a loop that never ends (a loop variable not advanced, "
-                "a stride of 0?). Raise helpers.sim.config.max_steps if it really needs more.",
-            )
+            raise self.error(E.Runaway, runaway_text(self.step_limit))
         if self.steps > self.max_steps:
             self.max_steps = min(self.step_limit, self.steps + SPIN_CHECK)
             if self.tracing and self.cur is not None and spin.looks_stuck(self):
-                # let the other threads run: one of them may set what this one waits for
+                # let the other threads run: one of them may set what this one waits for. The steps it
+                # took to see the spin are not the kernel's work: the budget gets them back, so a
+                # spin-wait nobody ends is the Deadlock it is, however many threads spin
+                self.step_limit += 3 * SPIN_CHECK
                 t = self.cur
                 t.state, t.result = SPIN, len(self.rec)
                 self.any_spin = True
@@ -152,48 +158,7 @@ class Run:
     def race(
         self, st: Any, flat: int, idx: Any, verb: str, other: tuple, other_verb: str, depth: int
     ) -> E.SimulatorError:
-        c = self.cur.actor
-        both_write = verb != "reads" and other_verb != "read"
-        where = "in the same barrier interval (no cuda.syncthreads() between them)"
-        fix = "Put a cuda.syncthreads() between the two accesses, or give each thread its own element."
-        if both_write and "atomic" not in verb + other_verb:
-            # advice that fits the race: several writers of one element want one writer, not a barrier
-            fix = (
-                "Several threads write this one element: let one thread write it (e.g. under "
-                "`if cuda.threadIdx.x == 0:`, once the value is complete), or, if each adds its share, "
-                "use cuda.atomic.add."
-            )
-        elif c[1] > 0 or other[1] > 0:  # the block already passed a barrier: one more is missing
-            fix = (
-                "Your kernel has cuda.syncthreads() already, but none between these two accesses: the "
-                "step that overwrites values other threads still read (or reads values not yet "
-                "written) needs its own barrier; in a loop over tiles or steps, often a second one at "
-                "the end of each trip."
-            )
-        if other[0] != c[0]:
-            where = "in another block"
-            fix = (
-                "Blocks cannot wait for each other inside a kernel and run in any order: give each "
-                "element one owner block, or use cuda.atomic for accumulations."
-            )
-            if other[4] == c[4]:  # the same thread of two blocks: the index leaves out the block
-                fix = (
-                    "The same thread of two different blocks touched the same element: the index "
-                    "probably leaves out cuda.blockIdx (e.g. i = cuda.blockIdx.x * cuda.blockDim.x + "
-                    "cuda.threadIdx.x), so every block works on the same elements."
-                )
-        elif other[2] == c[2] and other[1] == c[1]:
-            fix += (
-                " Lanes of one warp do not run in lockstep on Volta and later GPUs: cuda.syncwarp() "
-                "orders them."
-            )
-        idx_s = ", ".join(map(str, idx)) if type(idx) is tuple else str(idx)
-        msg = (
-            f"data race on {st.space} array `{st.name}`[{idx_s}]: this thread {verb} it while "
-            f"{self.who(other)} {other_verb} it {where}. The result depends on which thread runs "
-            f"first; on a real GPU it changes from run to run. {fix}"
-        )
-        return self.error(E.DataRace, msg, array=st.name, index=idx)
+        return races.diagnose(self, st, flat, idx, verb, other, other_verb)
 
     def fail(self, err: E.SimulatorError) -> None:
         """Raise `err`, or hold it back when other threads of the block wait at a barrier in this
@@ -202,10 +167,14 @@ class Run:
         raised when it reaches the barrier after all, or named second to the divergence."""
         t = self.cur
         if t.error is None:
-            if not any(o.state == BAR and o.epoch == t.epoch for o in self.threads):
+            # a kernel with a grid barrier holds every such error: this block, or another, may skip the
+            # grid barrier, and then that divergence leads, whichever block ran first (see _run_grid)
+            if not self.coop and not any(o.state == BAR and o.epoch == t.epoch for o in self.threads):
                 raise err
             t.error = err
             self.held = True
+            if self.coop:
+                self.grid_held.append(err)
 
     def touched_since_barrier(self, th: Thread) -> bool:
         """Did `th` access memory, in its current barrier interval, at a line below the barrier the
@@ -332,10 +301,14 @@ class Run:
                     blocks[b].switch()
             alive = [b for b in self.order if not blocks[b].dead]
             if not alive:
+                if self.grid_held:  # every block reached every grid barrier: the held error stands
+                    raise self.grid_held[0]
                 return
             done = [b for b in self.order if blocks[b].dead]
             if done:
                 raise grid.unfinished(self, done, self.parked)
+            if self.grid_held:
+                raise self.grid_held[0]
             grid.release(self, self.parked)
 
     def _yield(self, t: Thread) -> None:
@@ -357,9 +330,11 @@ class Run:
         try:
             self.fn(*self.kargs)
         except _HELD as err:
-            if th.error is None and any(o.state == BAR and o.epoch == th.epoch for o in self.threads):
+            if th.error is None and any(o.state in (BAR, GRID) and o.epoch == th.epoch for o in self.threads):
                 th.error = err  # decided when the barrier resolves (see barriers.resolve)
                 th.killed = self.held = True
+                if self.coop:
+                    self.grid_held.append(err)
                 return
             if th.error is not None:
                 return  # a thread running on after a held error: it has left the barrier
@@ -435,7 +410,7 @@ class Run:
                     raise spin.deadlock(self, spinning)
             if threads[-1].state == DONE and all(th.state == DONE for th in threads):
                 held = next((th.error for th in threads if th.error is not None), None)
-                if held is not None:
+                if held is not None and not self.coop:  # (a grid's held errors: see _run_grid)
                     raise held
                 return
             if self.warp_pending:
@@ -467,16 +442,36 @@ class Run:
         # collecting before it ends: the cyclic collector would only rescan them, over and over
         gc_was = gc.isenabled()
         gc.disable()
+
+        def stop_watchdog() -> None:
+            # first thing after the run, before any handling: the watchdog can no longer fire, and
+            # one that fired withdraws what it has not delivered (else a _Timeout could land in the
+            # middle of reporting another verdict and leave the launch as itself)
+            if timer:
+                with lock:
+                    finished[0] = True
+                timer.cancel()
+                if fired.is_set():
+                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(main), None)
+
         try:
-            if timer:  # started inside the try: a deadline almost spent may fire at once
-                timer.daemon = True
-                timer.start()
-            if self.coop:
-                self._run_grid()
-            else:
-                for b in self.order:
-                    self._run_block(b)
+            try:
+                if timer:  # started inside the try: a deadline almost spent may fire at once
+                    timer.daemon = True
+                    timer.start()
+                if self.coop:
+                    self._run_grid()
+                else:
+                    for b in self.order:
+                        self._run_block(b)
+            finally:
+                stop_watchdog()
+                if gc_was:
+                    gc.enable()
         except _Timeout as e:
+            stop_watchdog()  # delivered inside the `finally` above, before the watchdog was stopped
+            if gc_was:
+                gc.enable()
             raise self.error(
                 E.Runaway,
                 f"the kernel ran for more than {self.timeout:g} s in the simulator: "
@@ -489,15 +484,6 @@ class Run:
             if self.deferred and err is not self.deferred[0]:
                 err.secondary = list(self.deferred)
             raise
-        finally:
-            if gc_was:
-                gc.enable()
-            if timer:
-                with lock:
-                    finished[0] = True
-                timer.cancel()
-                if fired.is_set():  # withdraw an exception that has not been delivered yet
-                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(main), None)
         for orig, data in self.writeback:
             orig[...] = data
         if self.deferred:  # the run went to its end: its outputs are there to judge the read by

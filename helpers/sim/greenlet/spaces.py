@@ -182,7 +182,7 @@ def bind_arg(run: Any, name: str, a: Any, role: str) -> Any:
         aid,
         name,
         "global",
-        initialised=(role != "out"),
+        initialised=role not in ("out", "scratch"),  # those start as garbage
         readonly=(role == "in"),
         cross_block=run.opts.cross_block_races,
     )

@@ -3,6 +3,10 @@ their mask has arrived at the same call."""
 
 from __future__ import annotations
 
+import ast
+import functools
+import inspect
+import textwrap
 from typing import Any
 
 import numpy as np
@@ -10,7 +14,8 @@ import numpy as np
 from .. import errors as E
 from ..messages import at_thread
 from ..trace import WARP_SIZE
-from .threads import BAR, DONE, RUN, WARP, Thread
+from . import barriers
+from .threads import BAR, DONE, GRID, RUN, WARP, Thread
 
 VOTES = ("all_sync", "any_sync", "ballot_sync", "eq_sync")
 
@@ -47,6 +52,18 @@ def resolve_warps(run: Any) -> bool:
                     site = site or th.wait.site()
                     if w.site() == site:
                         continue
+                if g.state in (BAR, GRID) and _inside_if(w.frame) and not _inside_if(th.wait.frame):
+                    # a lane waits at a barrier inside an `if` that the others of its warp never reach
+                    # (a barrier inside `if lane == 0:`): the barrier's divergence is the cause, not the
+                    # warp operation they wait at (a shuffle inside an `if` is the reverse: below)
+                    block = run.threads
+                    raise barriers.divergence(
+                        run,
+                        [x for x in block if x.state == g.state],
+                        [],
+                        [x for x in block if x.state in (WARP, BAR, GRID) and x.state != g.state],
+                        [x for x in block if x.error is not None],
+                    )
                 if g.state == DONE:
                     why = "had already finished the kernel"
                 elif g.state == BAR:
@@ -131,3 +148,26 @@ def complete(
 def _i32(bits: int) -> np.int32:
     """A lane mask typed as numba-cuda types it: a signed 32-bit integer."""
     return np.uint32(bits & 0xFFFFFFFF).view(np.int32)
+
+
+@functools.lru_cache(maxsize=256)
+def _if_lines(code: Any) -> frozenset:
+    """The lines of `code`'s function that lie inside an `if` (or a ternary) of that function."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(code)))
+    except (OSError, TypeError, SyntaxError):
+        return frozenset()
+    lines: set = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If):
+            for part in node.body + node.orelse:
+                lines.update(range(part.lineno, (part.end_lineno or part.lineno) + 1))
+        elif isinstance(node, ast.IfExp):
+            for part in (node.body, node.orelse):
+                lines.update(range(part.lineno, (part.end_lineno or part.lineno) + 1))
+    return frozenset(code.co_firstlineno + n - 1 for n in lines)
+
+
+def _inside_if(frame: Any) -> bool:
+    """Is the call `frame` stands at inside an `if` of its function?"""
+    return frame is not None and frame.f_lineno in _if_lines(frame.f_code)

@@ -16,6 +16,7 @@ from .. import errors as E
 from .stop import Stop
 from .values import ACTIVE, Mixed, V, truth, where
 
+ENDLESS = 65_536  # trips of a loop that touches no memory before it is a Runaway (it can never end)
 LOOP_CAP = 200_000  # trips of one loop in lockstep before handing over (a spin-wait, or a runaway)
 
 
@@ -27,10 +28,11 @@ class _Fn:
 
 
 class _Loop:
-    __slots__ = ("entry", "brk", "cont", "trips", "wmark")
+    __slots__ = ("entry", "brk", "cont", "trips", "wmark", "smark", "idle")
 
     def __init__(self, entry: np.ndarray) -> None:
         self.entry, self.brk, self.cont, self.trips, self.wmark = entry, None, None, 0, -1
+        self.smark, self.idle = -1, 0  # steps at the last look; looks since the loop last took one
 
 
 _NOVAL = object()
@@ -44,6 +46,10 @@ class Control:
         self.deadline = deadline
         self.fns: list[_Fn] = []
         self.writes = 0  # memory writes so far (a while loop that makes none for long is a spin-wait)
+        # the run's step count and its Runaway diagnostic (set by Run): a loop that takes no step at
+        # all (no access, barrier or warp operation) for ENDLESS trips can never end
+        self.steps_now: Any = None
+        self.endless: Any = None
         self.set_mask(self.all)
 
     # --- the mask
@@ -142,12 +148,24 @@ class Control:
         lp.trips += 1
         if lp.trips & 1023 == 0:
             self._limits(lp)
+            if self.steps_now is not None:
+                s = self.steps_now()
+                lp.idle = lp.idle + 1 if s == lp.smark else 0
+                lp.smark = s
+                if lp.idle:  # it reads nothing, so no other thread can end it: not a spin-wait
+                    if lp.idle * 1024 >= ENDLESS:
+                        raise self.endless(lp.trips)
+                    return self._go_on(c)
             if lp.wmark == self.writes:
                 raise Stop.runaway(
                     "a while loop ran 1,024 trips in lockstep without writing memory (a spin-wait "
                     "on something no thread changes?)"
                 )
             lp.wmark = self.writes
+        return self._go_on(c)
+
+    def _go_on(self, c: Any) -> bool:
+        """Does the loop take another trip, with condition value `c` (the mask narrowed to its lanes)?"""
         if not self.live:
             return False
         t = truth(c)

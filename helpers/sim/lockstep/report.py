@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .. import errors as E
-from ..messages import diagnostic, source_at, user_frame
+from ..messages import diagnostic, kernel_frame, runaway_text, scratch_text, source_at, user_frame
 from ..trace import ATOMIC, READ
 from .memory import LArray, Storage, words
 from .stop import Stop
@@ -18,12 +18,26 @@ from .values import V
 
 class Reports:
     def runaway(self) -> E.SimulatorError:
-        return self.diag(
-            "Runaway",
-            f"the kernel made more than {self.opts.max_steps:,} memory accesses and barriers: most likely a "
-            "loop that never ends (a loop variable not advanced, a stride of 0?). Raise "
-            "helpers.sim.config.max_steps if it really needs more.",
+        return self.diag("Runaway", runaway_text(self.opts.max_steps))
+
+    def endless(self, trips: int) -> E.SimulatorError:
+        """A loop that took `trips` trips touching no memory, meeting no barrier or warp operation:
+        nothing another thread does can end it, so it never ends. Final: the greenlet engine could
+        only wait for the wall clock, so "auto" reports this one as it is."""
+        lane = int(self.ctl.act[0]) if self.ctl.live else None
+        line, src = source_at(user_frame())
+        err = diagnostic(
+            E.Runaway,
+            f"this loop ran {trips:,} trips without reading or writing memory or meeting a barrier: "
+            "nothing another thread does can change what its condition tests, so it never ends (is its "
+            "loop variable advanced, in the right direction?).",
+            block=self._bidx(self.b),
+            thread=None if lane is None else self._tidx(lane),
+            line=line,
+            source=src,
         )
+        err.final = True
+        return err
 
     def _race_in_block(self, st: Storage):
         def report(flat, a, b, ka, kb, site):
@@ -71,8 +85,10 @@ class Reports:
         index: Any = None,
         lane: int | None = None,
         site: int | None = None,
+        tb: Any = None,
     ) -> E.SimulatorError:
-        """A diagnostic in the standard shape (raised by the caller): block, thread, line, array, index."""
+        """A diagnostic in the standard shape (raised by the caller): block, thread, line, array, index.
+        `tb`: the traceback of an exception the kernel raised, for its line."""
         klass = getattr(E, cls)
         ctl = self.ctl
         name = array
@@ -113,12 +129,16 @@ class Reports:
                     "change it (the checker compares against the original values)",
                 }.get(cls, "")
             why = f"index [{shown}] into {space} `{name}` {why}"
+            if cls == "UninitializedRead" and self.arrays[arr.st.aid].role == "scratch":
+                why = scratch_text(name, shown)
             site = self.site if site is None else site
         if lane is None and ctl.live:
             lane = int(ctl.act[0])
         if site is not None:
             info = site_info(site)
             line, src = info.lineno, info.text
+        elif tb is not None:
+            line, src = source_at(*kernel_frame(tb))
         else:
             line, src = source_at(user_frame())
         return diagnostic(

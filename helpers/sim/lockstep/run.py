@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import binding
 from .. import errors as E
-from ..kernel import _global_names, _is_dispatcher, py_func
+from ..kernel import _global_names, _is_dispatcher, py_func, uses_grid_sync
 from ..options import Options
 from ..semantics import ALIASES, MATH_FUNCTIONS, SPIN_CHECK, Dim3, greenlet_steps
 from ..trace import ATOMIC, ArrayInfo, Trace
@@ -43,8 +43,8 @@ class Run(Declarations, Reports):
         import numba
         import numba.cuda as real_cuda
 
-        self.opts = opts = opts.resolved()
         self.griddim, self.blockdim = Dim3(griddim), Dim3(blockdim)
+        self.opts = opts = opts.resolved(int(np.prod(self.griddim)) * int(np.prod(self.blockdim)))
         binding.check_dims(self.griddim, self.blockdim, opts.shared_bytes)
         self.fn0 = py_func(kernel)
         code = self.fn0.__code__
@@ -56,6 +56,7 @@ class Run(Declarations, Reports):
         if opts.deadline is not None:
             deadline = min(deadline, opts.deadline)
         self.ctl = Control(self.n, deadline)
+        self.ctl.steps_now, self.ctl.endless = (lambda: self.steps), self.endless
         self.cuda = LCuda(self)
         # races are always looked for: with races=False the reference engine runs past them in its
         # thread order, which lockstep does not reproduce, so a race then hands the launch over
@@ -80,6 +81,14 @@ class Run(Declarations, Reports):
             self._bind(name, a, opts.roles.get(name, "inout")) for name, a in zip(self.params, args)
         ]
         self.order = binding.block_order(opts.block_order, int(np.prod(self.griddim)), opts.seed)
+        if uses_grid_sync(self.fn0):
+            # blocks wait for each other there: the reference engine runs them together, so that a
+            # block skipping the grid barrier is the verdict, not the races that follow from it
+            raise Stop.unsupported("cooperative grid sync (cuda.cg.this_grid().sync())")
+        if not opts.cross_block_races and len(self.order) > 1 and "scratch" in opts.roles.values():
+            # which block's writes another may read depends on atomics between them: the reference
+            # engine follows that order (greenlet/order.py)
+            raise Stop.unsupported("blocks that hand each other work memory (role 'scratch')")
         self.static_shared_max = 0
 
     # --- preparing the kernel
@@ -141,7 +150,7 @@ class Run(Declarations, Reports):
                 aid,
                 name,
                 "global",
-                init=None if role != "out" else np.zeros(a.size, bool),
+                init=None if role not in ("out", "scratch") else np.zeros(a.size, bool),
                 readonly=(role == "in"),
             )
             self.globals_st.append(st)
@@ -330,8 +339,16 @@ class Run(Declarations, Reports):
                     raise self.diag("KernelException", f"a thread raised: {e}") from None
                 except RecursionError:
                     raise Stop.unsupported("recursion") from None
+                except (SystemExit, KeyboardInterrupt) as e:  # never leave the launch (as the reference)
+                    raise self.diag(
+                        "KernelException",
+                        f"the kernel tried to stop the program ({type(e).__name__})",
+                        tb=e.__traceback__,
+                    ) from None
                 except Exception as e:  # noqa: BLE001 - a Python error in some thread: the reference reports it
-                    raise self.diag("KernelException", f"the kernel raised {type(e).__name__}: {e}") from None
+                    raise self.diag(
+                        "KernelException", f"the kernel raised {type(e).__name__}: {e}", tb=e.__traceback__
+                    ) from None
                 self.steps += 0
                 self._end_interval()
                 if self.opts.races and self.opts.cross_block_races:  # (blocks run in the reference's order)
