@@ -226,7 +226,7 @@ _PROGRESS: list = []  # at most one callback, called after every time_gpu measur
 
 
 def set_progress(callback=None) -> None:
-    """Call `callback()` after each `time_gpu` measurement (None: stop). puzzles.bench draws its bar."""
+    """Call `callback()` after each `time_gpu` measurement (None: stop). tools.bench draws its bar."""
     _PROGRESS.clear()
     if callback is not None:
         _PROGRESS.append(callback)

@@ -1,4 +1,4 @@
-"""python -m puzzles.bench on fake measurements: progress on stderr, the goals table with the peer
+"""python -m tools.bench on fake measurements: progress on stderr, the goals table with the peer
 beside the ceiling, and the JSON file's shape (device, versions, every row, tuned configurations,
 verdicts). The chapters and the device are fakes; nothing here needs a GPU."""
 
@@ -9,7 +9,7 @@ import pytest
 
 from helpers import timing, tuning
 from helpers.timing import Measurement
-from puzzles import bench
+from tools import bench
 
 
 def fake_chapters(tmp_path):
@@ -167,7 +167,7 @@ def test_default_json_path_names_device():
 
 
 def test_profile_launcher_skips_without_gpu_and_names_bad_chapters(capsys):
-    """`python -m puzzles.profile` (the launches behind the notebooks' profiler findings): on a machine
+    """`python -m tools.profile` (the launches behind the notebooks' profiler findings): on a machine
     without a GPU one line says why; a chapter with no study is refused, naming the ones there are."""
     from helpers import timing
     from puzzles import profile

@@ -1,11 +1,11 @@
 """Run every chapter's GPU benchmark in one process and check the course's goals.
 
-    python -m puzzles.bench                 # every puzzles/pmpp/ch*.py and puzzles/llm/*.py benchmark()
-    python -m puzzles.bench --only ch10     # one chapter (repeat --only for several)
-    python -m puzzles.bench --only llm3     # one transformer-kernels module (llm1 ... llm4)
-    python -m puzzles.bench --scale 0.25    # smaller inputs (quick look; goals are judged at scale 1)
-    python -m puzzles.bench --json out.json # where the results go (default: bench-<device>-<date>.json)
-    MP_RETUNE=1 python -m puzzles.bench     # search every tuned knob again instead of using the cache
+    python -m tools.bench                 # every puzzles/pmpp/ch*.py and puzzles/llm/*.py benchmark()
+    python -m tools.bench --only ch10     # one chapter (repeat --only for several)
+    python -m tools.bench --only llm3     # one transformer-kernels module (llm1 ... llm4)
+    python -m tools.bench --scale 0.25    # smaller inputs (quick look; goals are judged at scale 1)
+    python -m tools.bench --json out.json # where the results go (default: bench-<device>-<date>.json)
+    MP_RETUNE=1 python -m tools.bench     # search every tuned knob again instead of using the cache
 
 Each chapter validates its variants against NumPy before timing them and measures its ceiling
 (device copy or cuBLAS SGEMM; for the transformer kernels a peer row marked as the ceiling: torch's
@@ -204,7 +204,7 @@ def results(device, args, chapters, goals, seconds) -> dict:
     out = {
         "schema": 1,
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "command": "python -m puzzles.bench " + " ".join(args),
+        "command": "python -m tools.bench " + " ".join(args),
         "device": device,
         "packages": package_versions(),
         "python": sys.version.split()[0],
@@ -258,7 +258,7 @@ class Progress:
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(prog="python -m puzzles.bench", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.bench", description=__doc__.split("\n")[0])
     parser.add_argument("--scale", type=float, default=1.0, help="input size factor (goals assume 1.0)")
     parser.add_argument(
         "--only",
