@@ -1,4 +1,4 @@
-"""The simulator's two engines agree (issue 18, point 4): every registered puzzle's reference, stub,
+"""The simulator's two engines agree: every registered puzzle's reference, stub,
 variants and mutants go through the harness on one seed, once on the greenlet engine (the reference
 engine) and once on "auto" (lockstep, falling back to greenlet on anything unsupported and on any
 diagnostic). They must agree on the verdict (its class and text), the diagnostic (its class and
