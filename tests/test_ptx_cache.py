@@ -95,3 +95,10 @@ def test_a_refusal_is_not_cached(cache, tmp_path):
 def test_no_folder_no_cache(monkeypatch, tmp_path):
     monkeypatch.delenv(ptx.CACHE_ENV, raising=False)
     assert key(load(tmp_path, "k5")) is None
+
+
+def test_the_suite_names_the_same_variable():
+    from pathlib import Path
+
+    root_conftest = Path(__file__).resolve().parents[1] / "conftest.py"  # sets it for the whole run
+    assert f'PTX_CACHE = "{ptx.CACHE_ENV}"' in root_conftest.read_text()
