@@ -213,11 +213,11 @@ def test_numba_copy_rows_validate_before_timing(sim_engine, monkeypatch):
     is stopped by the validation, naming the row, before anything is timed."""
     timed = []
     monkeypatch.setattr(timing, "time_gpu", lambda fn, **kw: (timed.append(fn()), 1e-3)[1])
-    monkeypatch.setattr(ch02, "_sm_count", lambda: 1)
+    monkeypatch.setattr(ch02.bench, "_sm_count", lambda: 1)
     rows = ch02.numba_copy_rows(4096)
     assert [r.name for r in rows] == ["copy in Numba, 4-byte loads", "copy in Numba, 8-byte loads"]
     assert all(r.bytes == 2 * 4096 for r in rows) and len(timed) == 2
-    monkeypatch.setattr(ch02, "copy_kernel", _copy_skipping_last)
+    monkeypatch.setattr(ch02.bench, "copy_kernel", _copy_skipping_last)
     timed.clear()
     with pytest.raises(AssertionError, match="copy in Numba, 4-byte loads"):
         ch02.numba_copy_rows(4096)

@@ -1,4 +1,4 @@
-"""Mutants of puzzles/pmpp/ch02_vector_add.py (moved from tests/test_pmpp_a.py)."""
+"""Mutants of puzzles/pmpp/ch02_vector_add/vecadd.py."""
 
 from numba import cuda
 

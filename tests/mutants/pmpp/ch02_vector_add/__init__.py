@@ -1,0 +1,1 @@
+"""Mutants of the chapter 2 package, one file per op file."""
