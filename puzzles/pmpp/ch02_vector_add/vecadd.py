@@ -75,7 +75,7 @@ def vecadd_kernel(out, a, b, n):
         out[i] = a[i] + b[i]
 
 
-VECADD = Puzzle(
+CH02_VECADD = Puzzle(
     name="ch02_vecadd",
     title="PMPP 2: Vector addition, one element per thread",
     statement="""\
@@ -105,7 +105,7 @@ def vecadd_grid_stride_kernel(out, a, b, n):
     ### END SOLUTION
 
 
-VECADD_GRID_STRIDE = Puzzle(
+CH02_VECADD_GRID_STRIDE = Puzzle(
     name="ch02_vecadd_grid_stride",
     title="PMPP 2: Vector addition with a grid-stride loop",
     statement=f"""\
@@ -162,7 +162,7 @@ def vecadd_x4_kernel(out, a, b, n):
         i += stride
 
 
-VECADD_X4 = Puzzle(
+CH02_VECADD_X4 = Puzzle(
     name="ch02_vecadd_x4",
     title="PMPP 2: Grid-stride vector addition, four elements in flight",
     statement="""\
@@ -178,4 +178,4 @@ elements. Budget per thread: 2 reads and 1 write per element it owns.""",
     chapter=CHAPTER,
 )
 
-PUZZLES = [VECADD, VECADD_GRID_STRIDE, VECADD_X4]
+PUZZLES = [CH02_VECADD, CH02_VECADD_GRID_STRIDE, CH02_VECADD_X4]

@@ -1,4 +1,4 @@
-"""Mutants of puzzles/pmpp/ch03_grids.py (moved from tests/test_pmpp_a.py)."""
+"""Mutants of puzzles/pmpp/ch03_grids/blur.py."""
 
 from numba import cuda, float32
 
@@ -50,27 +50,6 @@ def blur_no_guard(out, img, height, width):
 
 
 @cuda.jit
-def matmul_swapped(p, m, n, rows, inner, cols):
-    row = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
-    col = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    if row < rows and col < cols:
-        acc = float32(0)
-        for k in range(inner):
-            acc += m[k, row] * n[col, k]
-        p[row, col] = acc
-
-
-@cuda.jit
-def matmul_no_guard(p, m, n, rows, inner, cols):
-    row = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
-    col = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    acc = float32(0)
-    for k in range(inner):
-        acc += m[row, k] * n[k, col]
-    p[row, col] = acc
-
-
-@cuda.jit
 def blur_widest_example(out, img, height, width):
     # outputs bounded by the widest example image (30 columns) as well as by width
     row = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
@@ -95,10 +74,8 @@ MUTANTS = {
         ("blur_no_guard", blur_no_guard, KernelDiagnosed, OutOfBounds),
         ("blur_widest_example", blur_widest_example, WrongAnswer, None),
     ],
-    "ch03_matmul": [
-        ("matmul_swapped", matmul_swapped, KernelDiagnosed, OutOfBounds),
-        ("matmul_no_guard", matmul_no_guard, KernelDiagnosed, OutOfBounds),
-    ],
 }
 VARIANTS: dict = {}
-SEEDS = {"ch03_blur": (11,), "ch03_matmul": (11,)}
+SEEDS = {
+    "ch03_blur": (11,),
+}
