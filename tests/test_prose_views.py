@@ -70,7 +70,7 @@ def test_05_tiled_transpose_numbers():
 
 
 def test_05_unpadded_tile_is_a_32_way_conflict_and_rejected():
-    from mutants.pmpp.ch06_performance import transpose_unpadded
+    from mutants.pmpp.ch06_performance.transpose import transpose_unpadded
 
     from helpers.check import OverBudget
 

@@ -15,7 +15,6 @@ from .regtile import prefetch_matmul_kernel, regtile_constants, regtile_matmul_k
 from .tiled import dynamic_tiled_matmul_kernel, tiled_matmul_kernel
 
 BEST = "prefetched 128x128, 8x8/thread, v4 shared reads"
-
 GOAL = {"ceiling": "sgemm", "fraction": 0.7, "best": BEST}
 
 

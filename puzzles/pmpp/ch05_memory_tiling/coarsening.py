@@ -16,7 +16,6 @@ from helpers.puzzle import Budget, Case, Puzzle
 from .common import CHAPTER, SHAPES, TILE, _operands, _tiles, spec
 
 COARSE = 2  # coarsened tiled kernel: each thread computes COARSE outputs, TILE columns apart
-
 RM = 4  # 1-D register tiling: each thread computes RM outputs of one column (TILE must divide by RM)
 
 

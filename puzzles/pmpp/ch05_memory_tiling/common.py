@@ -10,7 +10,6 @@ from helpers.puzzle import edge_sizes
 from puzzles.pmpp.ch03_grids.matmul import spec_matmul
 
 CHAPTER = "pmpp-05"
-
 TILE = 8
 
 

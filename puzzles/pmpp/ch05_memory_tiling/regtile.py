@@ -48,15 +48,10 @@ def regtile_constants(bm, bn, bk, tm, tn):
 
 
 TX, TY = BN // TN, BM // TM  # threads per block along x (columns) and y (rows)
-
 NT = TX * TY
-
 A_LOADS, B_LOADS = BM * BK // NT, BK * BN // NT  # tile elements each thread loads per k step
-
 PAD = 4
-
 BM_PAD = BM + PAD  # shared-array shapes must be plain constants, not expressions
-
 M_TILE, N_TILE = BK * BM_PAD, BK * BN
 
 

@@ -1,4 +1,4 @@
-"""Mutants of puzzles/pmpp/ch06_performance.py (moved from tests/test_pmpp_b.py)."""
+"""Mutants of puzzles/pmpp/ch06_performance/transpose.py."""
 
 from numba import cuda, float32
 
@@ -100,4 +100,7 @@ MUTANTS = {
     ],
 }
 VARIANTS: dict = {}
-SEEDS = {"ch06_transpose_tiled": (5,), "ch06_transpose_coarse": (5,)}
+SEEDS = {
+    "ch06_transpose_tiled": (5,),
+    "ch06_transpose_coarse": (5,),
+}
