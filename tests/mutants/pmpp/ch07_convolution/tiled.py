@@ -1,4 +1,4 @@
-"""Mutants of puzzles/pmpp/ch07_convolution.py (moved from tests/test_pmpp_b.py)."""
+"""Mutants of puzzles/pmpp/ch07_convolution/tiled.py."""
 
 from numba import cuda, float32
 
@@ -123,4 +123,7 @@ MUTANTS = {
     ],
 }
 VARIANTS: dict = {}
-SEEDS = {"ch07_conv2d_tiled_in": (5,), "ch07_conv2d_tiled_cached": (5,)}
+SEEDS = {
+    "ch07_conv2d_tiled_in": (5,),
+    "ch07_conv2d_tiled_cached": (5,),
+}
