@@ -6,6 +6,7 @@ import numpy as np
 from numba import cuda
 
 from helpers.puzzle import Budget, Case, Puzzle
+from helpers.rules import grid_stride_coalescing
 
 __all__ = ["TPB"]  # the notebook's constants
 CHAPTER = "machine"
@@ -82,9 +83,8 @@ PUZZLES = [
             "cuda.grid(1) is the first; cuda.gridsize(1) is T.",
             "A `for i in range(first, size, T)` loop stops by itself at the end: no separate guard needed.",
         ),
-        budget=Budget(
-            global_reads=lambda c: 2 * _per_thread(c), global_writes=_per_thread, min_coalescing=COALESCED
-        ),
+        budget=Budget(global_reads=lambda c: 2 * _per_thread(c), global_writes=_per_thread),
+        rules=(grid_stride_coalescing(COALESCED),),
         rtol=1e-5,
         atol=1e-5,
         chapter=CHAPTER,

@@ -15,6 +15,7 @@ import numpy as np
 from numba import cuda
 
 from helpers.puzzle import Budget, Case, Puzzle, edge_sizes
+from helpers.rules import grid_stride_coalescing
 
 CHAPTER = "pmpp-02"
 
@@ -126,11 +127,8 @@ Budget per thread: 2 reads and 1 write per element it owns.""",
         "one thread handles.",
         "`stride = cuda.blockDim.x * cuda.gridDim.x`; loop while `i < n`.",
     ),
-    budget=Budget(
-        global_reads=lambda c: _per_thread(c, 2),
-        global_writes=lambda c: _per_thread(c, 1),
-        min_coalescing=COALESCED,
-    ),
+    budget=Budget(global_reads=lambda c: _per_thread(c, 2), global_writes=lambda c: _per_thread(c, 1)),
+    rules=(grid_stride_coalescing(COALESCED),),
     chapter=CHAPTER,
 )
 

@@ -3,7 +3,7 @@
 import numba
 from numba import cuda
 
-from helpers.check import KernelDiagnosed, WrongAnswer
+from helpers.check import KernelDiagnosed, OverBudget, WrongAnswer
 from helpers.sim.errors import BarrierDivergence, DataRace, Deadlock, UninitializedRead
 
 TPB = 32
@@ -165,6 +165,33 @@ def shuffle_max(out, partial, a, size):
         i += cuda.gridDim.x * TPB
 
 
+@cuda.jit
+def contiguous_chunks(out, partial, a, size):
+    cache = cuda.shared.array(TPB, numba.float32)
+    t, b = cuda.threadIdx.x, cuda.blockIdx.x
+    threads = cuda.gridDim.x * TPB
+    chunk = (size + threads - 1) // threads
+    start = (b * TPB + t) * chunk
+    m = numba.float32(0)
+    for i in range(start, min(start + chunk, size)):  # a run of elements per thread: lanes chunk apart
+        m = max(m, abs(a[i]))
+    cache[t] = m
+    stride = TPB // 2
+    while stride > 0:
+        cuda.syncthreads()
+        if t < stride:
+            cache[t] = max(cache[t], cache[t + stride])
+        stride //= 2
+    if t == 0:
+        partial[b] = cache[0]
+    cuda.cg.this_grid().sync()
+    top = numba.float32(0)
+    for k in range(cuda.gridDim.x):
+        top = max(top, partial[k])
+    for i in range(start, min(start + chunk, size)):
+        out[i] = a[i] / top
+
+
 MUTANTS = {
     "grid_sync": [
         ("block_barrier_only", block_barrier_only, KernelDiagnosed, (DataRace, UninitializedRead)),
@@ -178,6 +205,7 @@ MUTANTS = {
         ("own_block_only", own_block_only, WrongAnswer, None),
         ("every_thread_stores", every_thread_stores, KernelDiagnosed, DataRace),
         ("signed_max", signed_max, WrongAnswer, None),
+        ("contiguous_chunks", contiguous_chunks, OverBudget, "min_coalescing"),
     ]
 }
 VARIANTS = {"grid_sync": [("atomic_max_one_slot", atomic_max_one_slot), ("shuffle_max", shuffle_max)]}
