@@ -108,6 +108,9 @@ PUZZLES = [
             global_reads=lambda c: 1 + int(np.prod(c.grid)), global_writes=2, global_atomics_per_block=1
         ),
         scratch=("partial", "ticket"),
+        # blocks talk through `partial` and `ticket` by design, so a cross-block access is not a race in
+        # itself; what orders them is the ticket (an atomic), and a read of a partial no block has
+        # stored yet is an uninitialised read of scratch
         cross_block_races=False,
         rtol=1e-4,
         atol=1e-4,
