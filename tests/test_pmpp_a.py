@@ -222,3 +222,14 @@ def test_numba_copy_rows_validate_before_timing(sim_engine, monkeypatch):
     with pytest.raises(AssertionError, match="copy in Numba, 4-byte loads"):
         ch02.numba_copy_rows(4096)
     assert not timed
+
+
+def test_grid_stride_chunks_rejected_on_every_seed():
+    """A contiguous chunk per thread (uncoalesced) fails the grid-stride rung on seeds 0-9, with the
+    grid-stride advice (issue 23 class 5)."""
+    from mutants.pmpp.ch02_vector_add.vecadd import vecadd_contiguous_chunks
+
+    for seed in range(10):
+        with pytest.raises(OverBudget) as info:
+            puzzles.check("ch02_vecadd_grid_stride", vecadd_contiguous_chunks, seed=seed, gpu=False)
+        assert info.value.field == "min_coalescing" and "grid-stride loop" in str(info.value), seed
