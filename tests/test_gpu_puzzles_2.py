@@ -61,3 +61,51 @@ def test_occupancy_launches_with_the_learner_s_block():
     assert {r.case.block for r in result.runs} == {256}
     with pytest.raises(OverBudget, match=r"blocks of 64 threads using 8192 bytes.*64 KiB of shared memory"):
         check(p, kernels["block_of_64"], seed=0, gpu=False)
+
+
+# ---------------------------------------------------------------------------- issue 23, on every seed
+
+# (puzzle, mutant): the known-wrong kernels added for issue 23, each rejected for its registered
+# reason on seeds 0-9 (their puzzles' SEEDS run only 0-2): an earlier batch's counts erased by a
+# kernel that clears `out` (class 2: `out` starts non-zero), a contiguous chunk per thread where the
+# statement asks for a grid-stride loop (class 5), a last-block reduction with no ticket (class 4)
+ISSUE_23 = [
+    ("histogram", "clears_out_first"),
+    ("match_any", "clears_out_first"),
+    ("occupancy", "clears_out_first"),
+    ("occupancy", "contiguous_keys"),
+    ("occupancy", "contiguous_keys_1024"),
+    ("grid_sync", "contiguous_chunks"),
+    ("last_block", "every_block_adds_up"),
+]
+
+
+@pytest.mark.parametrize("name,mutant", ISSUE_23, ids=[f"{n}-{m}" for n, m in ISSUE_23])
+def test_issue_23_mutants_fail_on_every_seed(name, mutant):
+    from helpers.check import KernelDiagnosed
+
+    entry = next(m for m in controls(puzzles.module_of(name)).MUTANTS[name] if m[0] == mutant)
+    _, kernel, exc, detail = entry
+    for seed in range(10):
+        with pytest.raises(exc) as info:
+            check(puzzles.get(name), kernel, seed=seed, gpu=False)
+        assert type(info.value) is exc, f"{mutant} (seed {seed}): {info.value}"
+        if exc is KernelDiagnosed:
+            allowed = detail if isinstance(detail, tuple) else (detail,)
+            assert type(info.value.diagnostic) in allowed, f"{mutant} (seed {seed}): {info.value}"
+        elif exc is OverBudget:
+            assert info.value.field == detail, f"{mutant} (seed {seed}): {info.value}"
+
+
+@pytest.mark.parametrize("name", ["histogram", "match_any", "occupancy"])
+def test_histograms_add_to_earlier_counts(name):
+    """`out` starts at earlier batches' counts (never all zero), and the truth is those plus this
+    launch's: a kernel that writes its counts with `=`, or clears `out`, cannot pass by luck."""
+    p = puzzles.get(name)
+    assert p.accumulate == ("out",) and not p.zeroed
+    for case in p.cases(np.random.default_rng(0)):
+        start = case.args["out"]
+        assert start.min() > 0
+        keys = case.args["keys"]
+        want = p.spec(out=start.copy(), keys=keys, size=keys.size)
+        assert np.array_equal(want - start, np.bincount(keys, minlength=start.size))

@@ -17,7 +17,7 @@ from puzzles.pmpp import ch04_architecture as ch04
 from puzzles.pmpp import ch05_memory_tiling as ch05
 
 MODULES = (ch02, ch03, ch04, ch05)
-ALL = [p for m in MODULES for p in m.PUZZLES]
+ALL = [puzzles.get(n) for m in MODULES for n in puzzles.names(m.CHAPTER)]  # every op file's rungs
 EXERCISES = [p for p in ALL if "### BEGIN SOLUTION" in p.source]
 SEED = 11
 
@@ -213,12 +213,23 @@ def test_numba_copy_rows_validate_before_timing(sim_engine, monkeypatch):
     is stopped by the validation, naming the row, before anything is timed."""
     timed = []
     monkeypatch.setattr(timing, "time_gpu", lambda fn, **kw: (timed.append(fn()), 1e-3)[1])
-    monkeypatch.setattr(ch02, "_sm_count", lambda: 1)
+    monkeypatch.setattr(ch02.bench, "_sm_count", lambda: 1)
     rows = ch02.numba_copy_rows(4096)
     assert [r.name for r in rows] == ["copy in Numba, 4-byte loads", "copy in Numba, 8-byte loads"]
     assert all(r.bytes == 2 * 4096 for r in rows) and len(timed) == 2
-    monkeypatch.setattr(ch02, "copy_kernel", _copy_skipping_last)
+    monkeypatch.setattr(ch02.bench, "copy_kernel", _copy_skipping_last)
     timed.clear()
     with pytest.raises(AssertionError, match="copy in Numba, 4-byte loads"):
         ch02.numba_copy_rows(4096)
     assert not timed
+
+
+def test_grid_stride_chunks_rejected_on_every_seed():
+    """A contiguous chunk per thread (uncoalesced) fails the grid-stride rung on seeds 0-9, with the
+    grid-stride advice (issue 23 class 5)."""
+    from mutants.pmpp.ch02_vector_add.vecadd import vecadd_contiguous_chunks
+
+    for seed in range(10):
+        with pytest.raises(OverBudget) as info:
+            puzzles.check("ch02_vecadd_grid_stride", vecadd_contiguous_chunks, seed=seed, gpu=False)
+        assert info.value.field == "min_coalescing" and "grid-stride loop" in str(info.value), seed

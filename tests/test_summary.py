@@ -34,7 +34,8 @@ def test_passing_checks_are_counted_with_their_mutants(fresh, capsys):
     fresh.check("ch06_transpose_tiled", fresh.get("ch06_transpose_tiled").reference, seed=0, gpu=False)
     text = fresh.summary_text("pmpp-06")
     assert "1 of 3 puzzles passed: ch06_transpose_tiled" in text
-    mutants = importlib.import_module("mutants.pmpp.ch06_performance").MUTANTS["ch06_transpose_tiled"]
+    table = importlib.import_module("mutants.pmpp.ch06_performance.transpose").MUTANTS
+    mutants = table["ch06_transpose_tiled"]
     assert f"rejects the {len(mutants)} known-wrong kernels" in text
     kinds = Counter(puzzles._mutant_kinds()["ch06_transpose_tiled"])
     assert kinds["over budget: bank conflicts"] == 1
@@ -45,7 +46,7 @@ def test_passing_checks_are_counted_with_their_mutants(fresh, capsys):
 
 
 def test_a_failed_check_does_not_count(fresh):
-    from mutants.pmpp.ch06_performance import transpose_unpadded
+    from mutants.pmpp.ch06_performance.transpose import transpose_unpadded
 
     with pytest.raises(puzzles.harness.OverBudget):
         fresh.check("ch06_transpose_tiled", transpose_unpadded, seed=0, gpu=False)

@@ -450,7 +450,7 @@ def test_tangled_maps_draw_one_threads_lines():
 
 
 def test_diagnosed_runs_leave_out_blocks_that_never_ran():
-    from mutants.pmpp.ch06_performance import transpose_no_barrier
+    from mutants.pmpp.ch06_performance.transpose import transpose_no_barrier
 
     import puzzles
 

@@ -68,7 +68,7 @@ STATEMENT = f"""\
 their original order, to the front of the same segment of `out`, fills the rest of the segment
 with zeros, and writes how many it kept to `count[w]`. Blocks have `TPB = {TPB}` threads.
 
-Each lane must find its destination without a loop: `cuda.ballot_sync(mask, p)` returns a 32-bit
+Each lane can find its destination without a loop: `cuda.ballot_sync(mask, p)` returns a 32-bit
 integer whose bit `k` is lane `k`'s `p`, the same in every lane; `cuda.popc(x)` counts the set
 bits of `x`, and `cuda.lanemask_lt()` has a bit set for each lane below the caller. So the number of
 lanes below you that keep their value is your offset.

@@ -28,8 +28,15 @@ def histogram_kernel(out, keys, size):
     ### END SOLUTION
 
 
-def spec(keys, size):
-    return np.bincount(keys, minlength=BINS).astype(np.int32)
+def spec(out, keys, size):
+    # `out` arrives holding earlier batches' counts: this launch adds its own
+    return (out + np.bincount(keys, minlength=BINS)).astype(np.int32)
+
+
+def _earlier_counts(rng, bins):
+    """What `out` holds before this launch: the counts of earlier batches of keys (its own stream,
+    so the keys drawn from `rng` stay what they were)."""
+    return rng.spawn(1)[0].integers(1, 200, bins).astype(np.int32)
 
 
 def cases(rng):
@@ -49,7 +56,7 @@ def cases(rng):
             Case(
                 grid=(n + TPB - 1) // TPB,
                 block=TPB,
-                args={"out": np.empty(BINS, np.int32), "keys": keys, "size": n},
+                args={"out": _earlier_counts(rng, BINS), "keys": keys, "size": n},
             )
         )
     return out
@@ -57,7 +64,8 @@ def cases(rng):
 
 STATEMENT = f"""\
 Count how often each key `0 .. BINS-1` (`BINS = {BINS}`) occurs in `keys`: `out[k]` is the number
-of `i` with `keys[i] == k`. Blocks of `TPB = {TPB}` threads, one key per thread, `out` starts at zero.
+of `i` with `keys[i] == k`, added to what `out` already holds (the counts of earlier batches of
+keys: `out` does not start at zero). Blocks of `TPB = {TPB}` threads, one key per thread.
 
 `cuda.atomic.add(out, keys[i], 1)` from every thread is correct, but every block then sends one
 global atomic per element, and popular bins make thousands of threads queue on one address. Do
@@ -81,7 +89,7 @@ PUZZLES = [
             "Blocks finish in any order, so the merge into `out` is an atomic add, one per bin.",
         ),
         budget=Budget(global_reads=1, global_writes=0, shared_bytes=BINS * 4, global_atomics_per_block=BINS),
-        zeroed=("out",),
+        accumulate=("out",),
         chapter=CHAPTER,
     )
 ]

@@ -108,6 +108,12 @@ PUZZLES = [
             global_reads=lambda c: 1 + int(np.prod(c.grid)), global_writes=2, global_atomics_per_block=1
         ),
         scratch=("partial", "ticket"),
+        # of the work arrays, the ticket counter starts at 0 (the statement says so); `partial` starts
+        # as garbage, so a block reading a partial sum no block has stored yet reads garbage
+        zeroed=("ticket",),
+        # blocks talk through `partial` and `ticket` by design, so a cross-block access is not a race in
+        # itself; what orders them is the ticket (an atomic), and a read of a partial no block has
+        # stored yet is an uninitialised read of scratch
         cross_block_races=False,
         rtol=1e-4,
         atol=1e-4,

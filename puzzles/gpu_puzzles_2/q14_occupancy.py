@@ -5,12 +5,15 @@ import numpy as np
 from numba import cuda
 
 from helpers.puzzle import Budget, Case, Puzzle
-from helpers.rules import min_occupancy
+from helpers.rules import grid_stride_coalescing, min_occupancy
 
 __all__ = ["BINS"]  # the notebook's constants (not BLOCK: that is the learner's choice)
 BINS = 2048  # int32 bins: 8 KiB of shared memory per block
 BLOCK = 128  # the reference's choice; the check reads the learner's from their kernel's globals
 CHAPTER = "puzzles-2"
+# a grid-stride loop reads whole lines of keys (~100%); a contiguous chunk per thread puts lanes k
+# keys apart (the last case gives k >= 3 whatever BLOCK is: 33% or less)
+COALESCED = 0.5
 
 
 @cuda.jit
@@ -32,8 +35,15 @@ def occupancy_kernel(out, keys, size):
     ### END SOLUTION
 
 
-def spec(keys, size):
-    return np.bincount(keys, minlength=BINS).astype(np.int32)
+def spec(out, keys, size):
+    # `out` arrives holding earlier batches' counts: this launch adds its own
+    return (out + np.bincount(keys, minlength=BINS)).astype(np.int32)
+
+
+def _earlier_counts(rng, bins):
+    """What `out` holds before this launch: the counts of earlier batches of keys (its own stream,
+    so the keys drawn from `rng` stay what they were)."""
+    return rng.spawn(1)[0].integers(1, 200, bins).astype(np.int32)
 
 
 def cases(rng, BLOCK=BLOCK):  # the learner's constant, passed by its name
@@ -45,11 +55,12 @@ def cases(rng, BLOCK=BLOCK):  # the learner's constant, passed by its name
         (BLOCK + 1, 1),
         (int(rng.integers(2, 64)), 2),
         (int(rng.integers(300, 700)), 3),
+        (3 * BLOCK + int(rng.integers(1, BLOCK)), 1),  # every thread at least 3 trips, any BLOCK
     ):
         keys = np.minimum(rng.geometric(0.004, n) - 1, BINS - 1).astype(np.int32)
         keys = rng.permutation(keys ^ int(rng.integers(0, BINS)))
         out.append(
-            Case(grid=grid, block=BLOCK, args={"out": np.empty(BINS, np.int32), "keys": keys, "size": n})
+            Case(grid=grid, block=BLOCK, args={"out": _earlier_counts(rng, BINS), "keys": keys, "size": n})
         )
     return out
 
@@ -57,7 +68,10 @@ def cases(rng, BLOCK=BLOCK):  # the learner's constant, passed by its name
 STATEMENT = f"""\
 A histogram with `BINS = {BINS}` bins, privatized in shared memory as in puzzle II.8: `{BINS * 4 // 1024}
 KiB` of `int32` counters per block. The grid is small and fixed by the case (a few blocks), so
-loop over the keys with a grid-stride loop; `out` starts at zero.
+loop over the keys with a grid-stride loop (neighbouring threads read neighbouring keys on every
+trip: a contiguous chunk of keys per thread is rejected, the reads of `keys` must be at least
+{COALESCED:.0%} coalesced); `out` holds earlier batches' counts, and this launch
+adds to them.
 
 This time **you choose the block size**: set `BLOCK` in the cell above the kernel, and use it in
 the kernel (the checker launches your kernel with `BLOCK` threads per block). The rule is
@@ -89,8 +103,8 @@ PUZZLES = [
             global_writes=0,
             global_atomics_per_block=BINS,
         ),
-        rules=(min_occupancy(1.0),),
-        zeroed=("out",),
+        rules=(min_occupancy(1.0), grid_stride_coalescing(COALESCED, arrays=("keys",))),
+        accumulate=("out",),
         chapter=CHAPTER,
         choices=("BLOCK",),
     )

@@ -7,10 +7,14 @@ import numpy as np
 from numba import cuda
 
 from helpers.puzzle import Budget, Case, Puzzle
+from helpers.rules import grid_stride_coalescing
 
 __all__ = ["TPB"]  # the notebook's constants
 TPB = 32
 CHAPTER = "puzzles-2"
+# a grid-stride loop reads and writes whole lines (~100%); a contiguous chunk per thread puts lanes
+# k elements apart (case 0 always gives k >= 3: 33% or less)
+COALESCED = 0.5
 
 
 @cuda.jit
@@ -82,7 +86,9 @@ STATEMENT = f"""\
 Scale `a` by its largest magnitude, `out[i] = a[i] / max|a|`, in **one launch**. Every element
 needs a number that depends on all of `a`, and the grid is small and fixed (a few blocks of
 `TPB = {TPB}`, far fewer threads than elements): each thread walks the data with a **grid-stride
-loop**, `for i in range(first, size, gridDim.x * TPB)`.
+loop**, `for i in range(first, size, gridDim.x * TPB)`, so that on every trip neighbouring threads
+read neighbouring elements (a contiguous chunk of elements per thread is rejected: the reads of `a`
+and the writes of `out` must be at least {COALESCED:.0%} coalesced).
 
 Phase 1: each block finds its largest `|a[i]|` and stores it in `partial[blockIdx.x]`. Phase 2:
 every thread takes the largest of all partials and writes its elements. Between the phases every
@@ -113,6 +119,7 @@ PUZZLES = [
             global_reads=reads_allowed,
             global_writes=lambda c: 1 + math.ceil(c.args["size"] / (int(np.prod(c.grid)) * TPB)),
         ),
+        rules=(grid_stride_coalescing(COALESCED, arrays=("a", "out")),),
         scratch=("partial",),
         rtol=1e-5,
         atol=1e-6,

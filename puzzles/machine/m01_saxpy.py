@@ -6,10 +6,14 @@ import numpy as np
 from numba import cuda
 
 from helpers.puzzle import Budget, Case, Puzzle
+from helpers.rules import grid_stride_coalescing
 
 __all__ = ["TPB"]  # the notebook's constants
 CHAPTER = "machine"
 TPB = 32  # the exercise's block size (the simulator's); the timings use 256
+# a grid-stride loop moves whole lines (~100%); a contiguous chunk of k elements per thread puts
+# neighbouring lanes k elements apart (case 0 always gives k >= 3: 33% or less)
+COALESCED = 0.5
 
 
 @cuda.jit
@@ -60,6 +64,9 @@ whatever grid the caller launches: here a few blocks of `TPB = {TPB}` threads, f
 than elements. Each thread starts at its global index `cuda.grid(1)` and steps by the number of
 threads in the grid, `cuda.gridsize(1)`: a **grid-stride loop**. The grid can then be sized for
 the GPU (a few blocks per SM) instead of for the data, which is how the timings below launch it.
+On every trip round the loop neighbouring threads touch neighbouring elements, so a warp's accesses
+stay coalesced; giving each thread a contiguous chunk of its own is rejected: every line's global
+accesses must be at least {COALESCED:.0%} coalesced.
 Budget per thread: 2 global reads and 1 global write per element it owns."""
 
 PUZZLES = [
@@ -77,6 +84,7 @@ PUZZLES = [
             "A `for i in range(first, size, T)` loop stops by itself at the end: no separate guard needed.",
         ),
         budget=Budget(global_reads=lambda c: 2 * _per_thread(c), global_writes=_per_thread),
+        rules=(grid_stride_coalescing(COALESCED),),
         rtol=1e-5,
         atol=1e-5,
         chapter=CHAPTER,

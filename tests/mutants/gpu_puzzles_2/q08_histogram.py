@@ -3,7 +3,7 @@
 import numpy as np
 from numba import cuda
 
-from helpers.check import KernelDiagnosed, OverBudget
+from helpers.check import KernelDiagnosed, OverBudget, WrongAnswer
 from helpers.sim.errors import DataRace, UninitializedRead
 
 TPB = 64
@@ -122,6 +122,25 @@ def last_threads_own_bins(out, keys, size):
 
 
 NO_BARRIER = (DataRace, UninitializedRead)
+
+
+@cuda.jit
+def clears_out_first(out, keys, size):
+    local = cuda.shared.array(BINS, np.int32)
+    t = cuda.threadIdx.x
+    i = cuda.blockIdx.x * TPB + t
+    if t < BINS:
+        local[t] = 0
+        if cuda.blockIdx.x == 0:
+            cuda.atomic.exch(out, t, 0)  # "zero it first" applied to out: earlier batches' counts lost
+    cuda.syncthreads()
+    if i < size:
+        cuda.atomic.add(local, keys[i], 1)
+    cuda.syncthreads()
+    if t < BINS:
+        cuda.atomic.add(out, t, local[t])
+
+
 MUTANTS = {
     "histogram": [
         ("global_atomics_only", global_atomics_only, OverBudget, "global_atomics_per_block"),
@@ -130,6 +149,7 @@ MUTANTS = {
         ("plain_increment", plain_increment, KernelDiagnosed, DataRace),
         ("no_barrier_before_merge", no_barrier_before_merge, KernelDiagnosed, DataRace),
         ("plain_merge", plain_merge, KernelDiagnosed, DataRace),
+        ("clears_out_first", clears_out_first, WrongAnswer, None),
     ]
 }
 VARIANTS = {

@@ -73,6 +73,22 @@ def highest_index_is_last(out, partial, ticket, a, size):
 
 
 @cuda.jit
+def every_block_adds_up(out, partial, ticket, a, size):
+    cache = cuda.shared.array(TPB, numba.float32)
+    t, b = cuda.threadIdx.x, cuda.blockIdx.x
+    block_tree(cache, a, size)
+    if t == 0:
+        partial[b] = cache[0]
+        cuda.threadfence()
+        # no ticket at all: every block adds up whatever is in `partial` and overwrites out[0];
+        # run one block after another, the block that runs last sees every partial sum
+        total = numba.float32(0)
+        for k in range(cuda.gridDim.x):
+            total += partial[k]  # partials of blocks that have not run yet: never written
+        out[0] = total
+
+
+@cuda.jit
 def no_barrier_before_flag(out, partial, ticket, a, size):
     cache = cuda.shared.array(TPB, numba.float32)
     am_last = cuda.shared.array(1, numba.int32)
@@ -164,6 +180,9 @@ MUTANTS = {
         ("first_ticket_is_last", first_ticket_is_last, WrongAnswer, None),
         ("every_thread_takes_a_ticket", every_thread_takes_a_ticket, OverBudget, "global_atomics_per_block"),
         ("highest_index_is_last", highest_index_is_last, WrongAnswer, None),
+        # no ticket: partials read before they are written, or written by another block with nothing
+        # ordering the write before the read (issue 23 item 4; needs the simulator's scratch role)
+        ("every_block_adds_up", every_block_adds_up, KernelDiagnosed, (DataRace, UninitializedRead)),
         ("no_barrier_before_flag", no_barrier_before_flag, KernelDiagnosed, NO_BARRIER),
         ("atomic_into_garbage", atomic_into_garbage, KernelDiagnosed, UninitializedRead),
         ("last_adds_only_itself", last_adds_only_itself, WrongAnswer, None),

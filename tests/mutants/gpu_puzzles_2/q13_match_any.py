@@ -91,6 +91,19 @@ def lower_peers_count(out, keys, size):
         cuda.atomic.add(out, k, cuda.popc(peers))
 
 
+@cuda.jit
+def clears_out_first(out, keys, size):
+    i = cuda.blockIdx.x * TPB + cuda.threadIdx.x
+    lane = cuda.threadIdx.x % 32
+    if cuda.blockIdx.x == 0 and cuda.threadIdx.x < BINS:
+        cuda.atomic.exch(out, cuda.threadIdx.x, 0)  # as if out started as garbage: earlier counts lost
+    cuda.syncthreads()
+    k = keys[i] if i < size else -1
+    peers = cuda.match_any_sync(FULL_MASK, k)
+    if i < size and lane == cuda.ffs(peers) - 1:
+        cuda.atomic.add(out, k, cuda.popc(peers))
+
+
 MUTANTS = {
     "match_any": [
         ("atomic_per_lane", atomic_per_lane, OverBudget, "global_atomics_per_block"),
@@ -99,6 +112,7 @@ MUTANTS = {
         ("match_under_guard", match_under_guard, KernelDiagnosed, WarpDivergence),
         ("ballot_instead", ballot_instead, WrongAnswer, None),
         ("no_key_guard", no_key_guard, KernelDiagnosed, OutOfBounds),
+        ("clears_out_first", clears_out_first, WrongAnswer, None),
     ]
 }
 VARIANTS = {

@@ -125,6 +125,41 @@ def while_loops(out, keys, size):
         k += cuda.blockDim.x
 
 
+def clears_out_first(out, keys, size):
+    bins = cuda.shared.array(BINS, numba.int32)
+    t = cuda.threadIdx.x
+    for k in range(t, BINS, BLOCK):
+        bins[k] = 0
+        if cuda.blockIdx.x == 0:
+            cuda.atomic.exch(out, k, 0)  # as if out started as garbage: earlier batches' counts lost
+    cuda.syncthreads()
+    for i in range(cuda.blockIdx.x * BLOCK + t, size, cuda.gridDim.x * BLOCK):
+        cuda.atomic.add(bins, keys[i], 1)
+    cuda.syncthreads()
+    for k in range(t, BINS, BLOCK):
+        c = bins[k]
+        if c != 0:
+            cuda.atomic.add(out, k, c)
+
+
+def contiguous_keys(out, keys, size):
+    bins = cuda.shared.array(BINS, numba.int32)
+    t = cuda.threadIdx.x
+    for k in range(t, BINS, BLOCK):
+        bins[k] = 0
+    cuda.syncthreads()
+    threads = cuda.gridDim.x * BLOCK
+    chunk = (size + threads - 1) // threads
+    start = (cuda.blockIdx.x * BLOCK + t) * chunk
+    for i in range(start, min(start + chunk, size)):  # a run of keys per thread: lanes chunk apart
+        cuda.atomic.add(bins, keys[i], 1)
+    cuda.syncthreads()
+    for k in range(t, BINS, BLOCK):
+        c = bins[k]
+        if c != 0:
+            cuda.atomic.add(out, k, c)
+
+
 MUTANTS = {
     "occupancy": [
         ("block_of_64", with_block(histogram, 64), OverBudget, "occupancy"),
@@ -138,6 +173,9 @@ MUTANTS = {
             KernelDiagnosed,
             (DataRace, UninitializedRead),
         ),
+        ("clears_out_first", with_block(clears_out_first, 128), WrongAnswer, None),
+        ("contiguous_keys", with_block(contiguous_keys, 128), OverBudget, "min_coalescing"),
+        ("contiguous_keys_1024", with_block(contiguous_keys, 1024), OverBudget, "min_coalescing"),
     ]
 }
 VARIANTS = {

@@ -3,7 +3,7 @@
 import numba
 from numba import cuda
 
-from helpers.check import KernelDiagnosed, WrongAnswer
+from helpers.check import KernelDiagnosed, OverBudget, WrongAnswer
 from helpers.sim.errors import BarrierDivergence, DataRace, Deadlock, UninitializedRead
 
 TPB = 32
@@ -130,14 +130,23 @@ def signed_max(out, partial, a, size):
 
 
 @cuda.jit
-def atomic_max_one_slot(out, partial, a, size):
+def serial_block_max(out, partial, a, size):
     cache = cuda.shared.array(TPB, numba.float32)
     t, b = cuda.threadIdx.x, cuda.blockIdx.x
-    block_max(cache, a, size)
-    if t == 0:
-        cuda.atomic.max(partial, 0, cache[0])  # partial starts at zero; |a| >= 0
+    m = numba.float32(0)
+    for i in range(b * TPB + t, size, cuda.gridDim.x * TPB):
+        m = max(m, abs(a[i]))
+    cache[t] = m
+    cuda.syncthreads()
+    if t == 0:  # one thread scans the block's TPB maxima: no tree, same answer
+        best = cache[0]
+        for k in range(1, TPB):
+            best = max(best, cache[k])
+        partial[b] = best
     cuda.cg.this_grid().sync()
-    top = partial[0]
+    top = numba.float32(0)
+    for k in range(cuda.gridDim.x):
+        top = max(top, partial[k])
     for i in range(b * TPB + t, size, cuda.gridDim.x * TPB):
         out[i] = a[i] / top
 
@@ -165,6 +174,33 @@ def shuffle_max(out, partial, a, size):
         i += cuda.gridDim.x * TPB
 
 
+@cuda.jit
+def contiguous_chunks(out, partial, a, size):
+    cache = cuda.shared.array(TPB, numba.float32)
+    t, b = cuda.threadIdx.x, cuda.blockIdx.x
+    threads = cuda.gridDim.x * TPB
+    chunk = (size + threads - 1) // threads
+    start = (b * TPB + t) * chunk
+    m = numba.float32(0)
+    for i in range(start, min(start + chunk, size)):  # a run of elements per thread: lanes chunk apart
+        m = max(m, abs(a[i]))
+    cache[t] = m
+    stride = TPB // 2
+    while stride > 0:
+        cuda.syncthreads()
+        if t < stride:
+            cache[t] = max(cache[t], cache[t + stride])
+        stride //= 2
+    if t == 0:
+        partial[b] = cache[0]
+    cuda.cg.this_grid().sync()
+    top = numba.float32(0)
+    for k in range(cuda.gridDim.x):
+        top = max(top, partial[k])
+    for i in range(start, min(start + chunk, size)):
+        out[i] = a[i] / top
+
+
 MUTANTS = {
     "grid_sync": [
         ("block_barrier_only", block_barrier_only, KernelDiagnosed, (DataRace, UninitializedRead)),
@@ -178,7 +214,8 @@ MUTANTS = {
         ("own_block_only", own_block_only, WrongAnswer, None),
         ("every_thread_stores", every_thread_stores, KernelDiagnosed, DataRace),
         ("signed_max", signed_max, WrongAnswer, None),
+        ("contiguous_chunks", contiguous_chunks, OverBudget, "min_coalescing"),
     ]
 }
-VARIANTS = {"grid_sync": [("atomic_max_one_slot", atomic_max_one_slot), ("shuffle_max", shuffle_max)]}
+VARIANTS = {"grid_sync": [("serial_block_max", serial_block_max), ("shuffle_max", shuffle_max)]}
 SEEDS = {name: (0, 1, 2) for name in MUTANTS}  # every mutant fails, every variant passes, on each

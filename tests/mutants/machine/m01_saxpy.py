@@ -47,6 +47,15 @@ def two_writes(out, x, y, alpha, size):
 
 
 @cuda.jit
+def contiguous_chunks(out, x, y, alpha, size):
+    threads = cuda.gridsize(1)
+    chunk = (size + threads - 1) // threads
+    start = cuda.grid(1) * chunk
+    for i in range(start, min(start + chunk, size)):  # each thread its own run: lanes chunk apart
+        out[i] = alpha * x[i] + y[i]
+
+
+@cuda.jit
 def while_loop(out, x, y, alpha, size):
     i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     while i < size:
@@ -71,7 +80,8 @@ MUTANTS = {
         ("one_past_the_end", one_past_the_end, KernelDiagnosed, OutOfBounds),
         ("alpha_times_both", alpha_times_both, WrongAnswer, None),
         ("two_writes", two_writes, OverBudget, "global_reads"),
+        ("contiguous_chunks", contiguous_chunks, OverBudget, "min_coalescing"),
     ]
 }
 VARIANTS = {"machine_saxpy": [("while_loop", while_loop), ("tiles_of_the_grid", tiles_of_the_grid)]}
-SEEDS = {name: (0, 1, 2) for name in MUTANTS}  # every mutant fails, every variant passes, on each
+SEEDS = {name: tuple(range(10)) for name in MUTANTS}  # every mutant fails, every variant passes, on each

@@ -1,0 +1,183 @@
+"""Chapter 5's benchmark: every matmul rung at GPU-sized tiles (recompiled with `specialize`),
+validated on ragged shapes, then timed on square matrices against cuBLAS (GPU only).
+"""
+
+import math
+
+import numpy as np
+from numba import cuda
+
+from helpers import timing, tuning
+from helpers.timing import specialize
+from puzzles.pmpp.ch03_grids.matmul import matmul_kernel, spec_matmul
+
+from .regtile import prefetch_matmul_kernel, regtile_constants, regtile_matmul_kernel
+from .tiled import dynamic_tiled_matmul_kernel, tiled_matmul_kernel
+
+BEST = "prefetched 128x128, 8x8/thread, v4 shared reads"
+GOAL = {"ceiling": "sgemm", "fraction": 0.7, "best": BEST}
+
+
+def _launchers():
+    """(name, launch(p, m, n, rows, inner, cols)) for every variant, at GPU-sized tiles."""
+
+    def grid_for(rows, cols, bm, bn):
+        return (math.ceil(cols / bn), math.ceil(rows / bm))
+
+    def naive(p, m, n, rows, inner, cols):
+        matmul_kernel[grid_for(rows, cols, 16, 16), (16, 16)](p, m, n, rows, inner, cols)
+
+    def tiled(tile):
+        kernel = specialize(tiled_matmul_kernel, TILE=tile)
+
+        def launch(p, m, n, rows, inner, cols):
+            kernel[grid_for(rows, cols, tile, tile), (tile, tile)](p, m, n, rows, inner, cols)
+
+        return launch
+
+    def dynamic(tile):
+        nbytes = 2 * tile * tile * 4
+
+        def launch(p, m, n, rows, inner, cols):
+            grid = grid_for(rows, cols, tile, tile)
+            dynamic_tiled_matmul_kernel[grid, (tile, tile), 0, nbytes](p, m, n, rows, inner, cols, tile)
+
+        return launch
+
+    def regtile(bm, bn, bk, tm, tn, kernel=regtile_matmul_kernel, jit_options=None):
+        consts = regtile_constants(bm, bn, bk, tm, tn)
+        kernel = specialize(kernel, jit_options=jit_options, **consts)
+
+        def launch(p, m, n, rows, inner, cols):
+            kernel[grid_for(rows, cols, bm, bn), (consts["TX"], consts["TY"])](p, m, n, rows, inner, cols)
+
+        return launch
+
+    return [
+        ("naive (ch. 3)", naive),
+        ("tiled 16x16", tiled(16)),
+        ("tiled 32x32", tiled(32)),
+        ("dynamic shared, tile 32", dynamic(32)),
+        ("register-tiled 64x64, 4x4/thread", regtile(64, 64, 8, 4, 4)),
+        ("register-tiled 128x128, 8x8/thread", regtile(128, 128, 8, 8, 8)),
+        # capped at 128 registers (150 uncapped): two blocks of 256 threads per SM instead of one
+        (BEST, prefetch_launcher(128, 8, 128)),
+    ]
+
+
+def prefetch_launcher(bn: int, bk: int, max_registers: int | None):
+    """launch(p, m, n, rows, inner, cols) for the prefetching kernel: 128 x `bn` block tiles, 8 x 8
+    outputs per thread, `bk` columns of m per step, registers capped at `max_registers`."""
+    consts = regtile_constants(128, bn, bk, 8, 8)
+    options = {"max_registers": max_registers} if max_registers else None
+    kernel = specialize(prefetch_matmul_kernel, jit_options=options, **consts)
+    grid_block = (consts["TX"], consts["TY"])
+
+    def launch(p, m, n, rows, inner, cols):
+        kernel[(math.ceil(cols / bn), math.ceil(rows / 128)), grid_block](p, m, n, rows, inner, cols)
+
+    return launch
+
+
+# the prefetching kernel's knobs, searched on the GPU at hand: block tile width x k step x register cap
+PREFETCH_GRID = {
+    f"128x{bn}, BK {bk}, {cap or 'no'} register cap": (bn, bk, cap)
+    for bn in (128, 64)
+    for bk in (8, 16)
+    for cap in (128, None)
+}
+
+
+# FLOP per byte of global loads each variant's algorithm issues: 2 FLOPs per multiply-add; a
+# bm x bn block tile loads bm + bn floats per k for bm * bn multiply-adds (naive: 1 x 1 "tile")
+def intensity(bm: int, bn: int) -> float:
+    return 2 * bm * bn / (4 * (bm + bn))
+
+
+INTENSITY = {
+    "naive (ch. 3)": intensity(1, 1),
+    "tiled 16x16": intensity(16, 16),
+    "tiled 32x32": intensity(32, 32),
+    "dynamic shared, tile 32": intensity(32, 32),
+    "register-tiled 64x64, 4x4/thread": intensity(64, 64),
+    "register-tiled 128x128, 8x8/thread": intensity(128, 128),
+    BEST: intensity(128, 128),
+}
+
+
+def benchmark(scale: float = 1.0) -> list:
+    """Validate every variant on ragged shapes, then time it on square matrices against cuBLAS."""
+    rng = np.random.default_rng(6)
+    launchers = _launchers()
+    candidates = {cfg: prefetch_launcher(*cfg) for cfg in PREFETCH_GRID.values()}
+    searched = [(f"{BEST} [{label}]", candidates[cfg]) for label, cfg in PREFETCH_GRID.items()]
+    for rows, inner, cols in ((517, 389, 263), (128, 64, 256), (1, 1000, 3), (300, 7, 129)):
+        m = rng.normal(0, 1, (rows, inner)).astype(np.float32)
+        n = rng.normal(0, 1, (inner, cols)).astype(np.float32)
+        expected = spec_matmul(m, n, rows, inner, cols)
+        dm, dn = cuda.to_device(m), cuda.to_device(n)
+        for name, launch in launchers + searched:
+            dp = cuda.to_device(np.full((rows, cols), np.nan, np.float32))
+            launch(dp, dm, dn, rows, inner, cols)
+            timing.validate(
+                f"{name} ({rows}x{inner} @ {inner}x{cols})",
+                dp.copy_to_host(),
+                expected,
+                rtol=1e-3,
+                atol=1e-3 * math.sqrt(inner),
+            )
+
+    size = max(256, int(4096 * scale ** (1 / 3)) // 128 * 128)
+    m = rng.normal(0, 1, (size, size)).astype(np.float32)
+    n = rng.normal(0, 1, (size, size)).astype(np.float32)
+    dm, dn, dp = cuda.to_device(m), cuda.to_device(n), cuda.device_array((size, size), np.float32)
+    rows_out = []
+    choice = tuning.tune(
+        "ch05 prefetched",
+        PREFETCH_GRID,
+        lambda cfg: timing.time_gpu(lambda: candidates[cfg](dp, dm, dn, size, size, size), reps=10),
+    )
+    launchers = [(name, candidates[choice.config] if name == BEST else launch) for name, launch in launchers]
+    for name, launch in launchers:
+        slow = name.startswith("naive")
+        seconds = timing.time_gpu(
+            lambda f=launch: f(dp, dm, dn, size, size, size), warmup=1 if slow else 3, reps=5 if slow else 20
+        )
+        rows_out.append(
+            timing.Measurement(
+                name,
+                seconds,
+                bytes=3 * 4 * size * size,
+                flops=2 * size**3,
+                intensity=intensity(128, choice.config[0]) if name == BEST else INTENSITY[name],
+                config=choice.label if name == BEST else "",
+            )
+        )
+    # spot-check the big result of the last (best) variant on a few rows
+    got = dp.copy_to_host()
+    pick = rng.choice(size, 8, replace=False)
+    expected = (m[pick].astype(np.float64) @ n).astype(np.float32)
+    timing.validate(f"{BEST} ({size}^3, 8 rows)", got[pick], expected, rtol=1e-3, atol=1e-3 * math.sqrt(size))
+    ceiling = timing.sgemm_ceiling(size)
+    if ceiling is not None:
+        ceiling.peer = True  # cuBLAS through cupy.matmul: the ceiling and what a user calls instead
+        rows_out.append(ceiling)
+    else:  # no CuPy: PyTorch's matmul is the same cuBLAS SGEMM (a peer, not judged as the ceiling)
+        peer = timing.library_peer(
+            "SGEMM",
+            [timing.via("torch", "torch.matmul (cuBLAS SGEMM)", _peer_matmul, dm, dn)],
+            bytes=3 * 4 * size * size,
+            flops=2 * size**3,
+            check=lambda got: timing.validate(
+                "SGEMM peer", got[pick], expected, rtol=1e-3, atol=1e-3 * math.sqrt(size)
+            ),
+        )
+        if peer is not None:
+            rows_out.append(peer)
+    rows_out.append(timing.copy_ceiling())  # the bandwidth roof of the roofline chart
+    return rows_out
+
+
+def _peer_matmul(xp, m, n):
+    """What a user would call instead: the library's matrix product (cuBLAS on a GPU)."""
+    return xp.matmul(m, n)
