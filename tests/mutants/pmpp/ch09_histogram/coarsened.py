@@ -1,70 +1,10 @@
-"""Mutants of puzzles/pmpp/ch09_histogram.py (moved from tests/test_pmpp_b.py)."""
+"""Mutants of puzzles/pmpp/ch09_histogram/coarsened.py."""
 
 from numba import cuda, int32
 
-from helpers.check import KernelDiagnosed, OverBudget, WrongAnswer
-from helpers.sim.errors import DataRace, UninitializedRead
-from puzzles.pmpp import ch09_histogram as ch09
+from helpers.check import OverBudget, WrongAnswer
 from puzzles.pmpp.ch09_histogram import BIN_WIDTH, NUM_BINS
-
-
-@cuda.jit
-def hist_shared_not_atomic(hist, data, n):
-    hist_s = cuda.shared.array(NUM_BINS, int32)
-    t = cuda.threadIdx.x
-    i = cuda.grid(1)
-    for b in range(t, NUM_BINS, cuda.blockDim.x):
-        hist_s[b] = 0
-    cuda.syncthreads()
-    if i < n:
-        hist_s[data[i] // BIN_WIDTH] += 1
-    cuda.syncthreads()
-    for b in range(t, NUM_BINS, cuda.blockDim.x):
-        if hist_s[b] > 0:
-            cuda.atomic.add(hist, b, hist_s[b])
-
-
-@cuda.jit
-def hist_flush_not_atomic(hist, data, n):
-    hist_s = cuda.shared.array(NUM_BINS, int32)
-    t = cuda.threadIdx.x
-    i = cuda.grid(1)
-    for b in range(t, NUM_BINS, cuda.blockDim.x):
-        hist_s[b] = 0
-    cuda.syncthreads()
-    if i < n:
-        cuda.atomic.add(hist_s, data[i] // BIN_WIDTH, 1)
-    cuda.syncthreads()
-    for b in range(t, NUM_BINS, cuda.blockDim.x):
-        hist[b] += hist_s[b]
-
-
-@cuda.jit
-def hist_no_zeroing(hist, data, n):
-    hist_s = cuda.shared.array(NUM_BINS, int32)
-    t = cuda.threadIdx.x
-    i = cuda.grid(1)
-    if i < n:
-        cuda.atomic.add(hist_s, data[i] // BIN_WIDTH, 1)
-    cuda.syncthreads()
-    for b in range(t, NUM_BINS, cuda.blockDim.x):
-        if hist_s[b] > 0:
-            cuda.atomic.add(hist, b, hist_s[b])
-
-
-@cuda.jit
-def hist_no_flush_barrier(hist, data, n):
-    hist_s = cuda.shared.array(NUM_BINS, int32)
-    t = cuda.threadIdx.x
-    i = cuda.grid(1)
-    for b in range(t, NUM_BINS, cuda.blockDim.x):
-        hist_s[b] = 0
-    cuda.syncthreads()
-    if i < n:
-        cuda.atomic.add(hist_s, data[i] // BIN_WIDTH, 1)
-    for b in range(t, NUM_BINS, cuda.blockDim.x):
-        if hist_s[b] > 0:
-            cuda.atomic.add(hist, b, hist_s[b])
+from puzzles.pmpp.ch09_histogram.atomics import hist_private_shared
 
 
 @cuda.jit
@@ -189,17 +129,10 @@ def hist_interleaved_six_trips(hist, data, n):
 
 
 MUTANTS = {
-    "ch09_hist_private_shared": [
-        ("hist_shared_not_atomic", hist_shared_not_atomic, KernelDiagnosed, DataRace),
-        ("hist_flush_not_atomic", hist_flush_not_atomic, KernelDiagnosed, DataRace),
-        ("hist_no_zeroing", hist_no_zeroing, KernelDiagnosed, UninitializedRead),
-        ("hist_no_flush_barrier", hist_no_flush_barrier, KernelDiagnosed, DataRace),
-        ("hist_atomic", ch09.hist_atomic, OverBudget, "global_atomics_per_block"),
-    ],
     "ch09_hist_coarse_interleaved": [
         ("hist_interleaved_six_trips", hist_interleaved_six_trips, WrongAnswer, None),
         ("hist_block_stride", hist_block_stride, WrongAnswer, None),
-        ("hist_private_shared", ch09.hist_private_shared, WrongAnswer, None),
+        ("hist_private_shared", hist_private_shared, WrongAnswer, None),
         ("hist_contiguous_runs", hist_contiguous_runs, OverBudget, "min_coalescing"),
     ],
     "ch09_hist_aggregated": [
@@ -210,4 +143,4 @@ MUTANTS = {
 VARIANTS = {
     "ch09_hist_coarse_interleaved": [("hist_interleaved_while", hist_interleaved_while)],
 }
-SEEDS = {"ch09_hist_private_shared": (5,), "ch09_hist_coarse_interleaved": (5,), "ch09_hist_aggregated": (5,)}
+SEEDS = {"ch09_hist_coarse_interleaved": (5,), "ch09_hist_aggregated": (5,)}
