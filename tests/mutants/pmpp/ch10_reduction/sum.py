@@ -1,4 +1,4 @@
-"""Mutants of puzzles/pmpp/ch10_reduction.py (moved from tests/test_pmpp_c.py); format: mutants/common.py."""
+"""Mutants of puzzles/pmpp/ch10_reduction/sum.py."""
 
 import numba
 import numpy as np
