@@ -45,7 +45,7 @@ HIST_ATOMIC = Puzzle(
     spec=spec,
     cases=cases_one_each,
     reference=hist_atomic,
-    zeroed=("hist",),
+    accumulate=("hist",),
     budget=Budget(global_reads=1),
     chapter=CHAPTER,
 )
@@ -73,9 +73,14 @@ def cases_private_global(rng):
     out = []
     for c in cases_one_each(rng):
         hist, data, n = c.args["hist"], c.args["data"], c.args["n"]
-        c.args = {"hist": hist, "priv": np.empty((c.grid, NUM_BINS), np.int32), "data": data, "n": n}
+        c.args = {"hist": hist, "priv": np.zeros((c.grid, NUM_BINS), np.int32), "data": data, "n": n}
         out.append(c)
     return out
+
+
+def spec_private_global(hist, priv, data, n):
+    """The counts added to `hist`, and the scratch handed back zeroed as the statement asks."""
+    return {"hist": spec(hist, data, n), "priv": np.zeros_like(priv)}
 
 
 PRIVATE_GLOBAL = (
@@ -83,7 +88,8 @@ PRIVATE_GLOBAL = (
 **Privatisation.** Give every block its own copy of the histogram, row `blockIdx.x` of the scratch
 array `priv` (zero at the start), so that only the threads of one block contend for a counter.
 After a barrier the block adds its row into `hist`, one atomic per non-zero bin, and sets the row
-back to zero so the scratch is ready for the next launch without a separate clearing step."""
+back to zero so the scratch is ready for the next launch without a separate clearing step (the
+check compares `priv` too: it must end all zero)."""
     + COMMON
 )
 
@@ -91,12 +97,11 @@ HIST_PRIVATE_GLOBAL = Puzzle(
     name="ch09_hist_private_global",
     title="Histogram, privatised in global memory",
     statement=PRIVATE_GLOBAL,
-    outputs=("hist",),
-    scratch=("priv",),
-    spec=spec,
+    outputs=("hist", "priv"),
+    spec=spec_private_global,
     cases=cases_private_global,
     reference=hist_private_global,
-    zeroed=("hist",),
+    accumulate=("hist", "priv"),
     chapter=CHAPTER,
 )
 
@@ -142,7 +147,7 @@ HIST_PRIVATE_SHARED = Puzzle(
     spec=spec,
     cases=cases_one_each,
     reference=hist_private_shared,
-    zeroed=("hist",),
+    accumulate=("hist",),
     budget=PRIVATE,
     chapter=CHAPTER,
     hints=(
