@@ -9,10 +9,11 @@ private histogram of ch09_hist_private_shared).
 The spec, the data and the cases are in common.py (the atomics ladder shares them).
 """
 
+import numpy as np
 from numba import cuda, int32
 
 from helpers.puzzle import Budget, Puzzle
-from helpers.rules import min_coalescing
+from helpers.rules import max_shared_atomics, min_coalescing
 
 from .common import (
     BIN_WIDTH,
@@ -167,9 +168,25 @@ AGGREGATED = (
 sorted data), a thread keeps adding 1 to the same shared counter, and the atomics on one address
 serialise. Count the current run in a register instead: while the bin stays the same, `run += 1`;
 when it changes (and once at the end), add the whole run with one atomic. Use the interleaved
-loop."""
+loop. Checked: at most one shared atomic per run of equal bins in each thread's sequence."""
     + COMMON
     + FLUSH
+)
+
+
+def runs_in_thread_order(case):
+    """The shared atomics aggregation needs on `case`: one per run of equal bins in each thread's
+    grid-stride sequence (what the reference issues; one atomic per element is more on every case
+    with a run longer than the grid)."""
+    n, stride = case.args["n"], case.grid * case.block
+    bins = case.args["data"][:n] // BIN_WIDTH
+    sequences = (bins[t::stride] for t in range(min(n, stride)))
+    return sum(1 + int(np.count_nonzero(s[1:] != s[:-1])) for s in sequences)
+
+
+AGGREGATION = (
+    "Keep the current run's bin and length in registers and add the run with one atomic when the bin "
+    "changes, and once after the loop."
 )
 
 HIST_AGGREGATED = Puzzle(
@@ -182,7 +199,7 @@ HIST_AGGREGATED = Puzzle(
     reference=hist_aggregated,
     accumulate=("hist",),
     budget=PRIVATE,
-    rules=INTERLEAVED_RULES,
+    rules=(*INTERLEAVED_RULES, max_shared_atomics(runs_in_thread_order, AGGREGATION)),
     chapter=CHAPTER,
     hints=(
         "Two registers: the bin of the current run (start with -1: no bin) and its length.",

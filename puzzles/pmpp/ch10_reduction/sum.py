@@ -18,6 +18,7 @@ import numpy as np
 from numba import cuda
 
 from helpers.puzzle import Budget, Case, Puzzle, edge_sizes
+from helpers.rules import active_threads_packed
 
 TPB = 16  # threads per block in the puzzles
 SEGMENT = 2 * TPB  # elements one block reduces in the one-block and segmented versions
@@ -32,14 +33,29 @@ def sum_spec(a, n):
     return np.array([a.astype(np.float64).sum()], np.float32)
 
 
+def sum_into_spec(out, a, n):
+    """The any-length rungs add to what `out[0]` held before the launch (earlier launches' sum)."""
+    return np.array([np.float64(out[0]) + a.astype(np.float64).sum()], np.float32)
+
+
 _TOL = dict(rtol=1e-5, atol=1e-4)  # float32 sums in another order than NumPy's
+# the tree rungs: the threads still adding are the first ones (t < stride), whole warps drop out
+CONVERGENT = (active_threads_packed(),)
+EARLIER = """ `out[0]` already holds the sum of earlier launches: add to it, never set or clear it."""
 
 # ------------------------------------------------------------------ cases
 
 
-def _case(rng, n, grid, block):
+def _case(rng, n, grid, block, earlier=False):
+    """`earlier`: `out[0]` starts at a non-zero sum left by earlier launches, so that a kernel which
+    sets it (`=` for `+=`, or clears it first) is wrong on every case."""
     a = rng.uniform(-2, 2, n).astype(np.float32)
-    return Case(grid, block, dict(out=np.zeros(1, np.float32), a=a, n=n))
+    out = (
+        rng.uniform(10, 50, 1).astype(np.float32) * rng.choice([-1, 1])
+        if earlier
+        else np.zeros(1, np.float32)
+    )
+    return Case(grid, block, dict(out=out, a=a, n=n))
 
 
 def one_block_cases(rng):
@@ -50,26 +66,26 @@ def one_block_cases(rng):
 def segmented_cases(rng):
     # per seed: within one segment (1, TPB-1, TPB, TPB+1), a few segments, and 9 to 12 segments
     sizes = edge_sizes(rng, 100, SEGMENT, (8 * SEGMENT + 1, 12 * SEGMENT))
-    return [_case(rng, n, (n + SEGMENT - 1) // SEGMENT, TPB) for n in sizes]
+    return [_case(rng, n, (n + SEGMENT - 1) // SEGMENT, TPB, earlier=True) for n in sizes]
 
 
 def coarsened_cases(rng):
     # per seed: within one block's share (1, per_block-1, per_block, per_block+1), a few blocks, 6 to 8
     per_block = 2 * COARSE * TPB
     sizes = edge_sizes(rng, 150, per_block, (5 * per_block + 1, 8 * per_block))
-    return [_case(rng, n, (n + per_block - 1) // per_block, TPB) for n in sizes]
+    return [_case(rng, n, (n + per_block - 1) // per_block, TPB, earlier=True) for n in sizes]
 
 
 def shuffle_cases(rng):
     # fewer blocks than the data needs: the grid-stride loop must go round; 1 to 4 warps per block,
     # 1 to 4 blocks, drawn per seed; n from 1 (one thread busy) to several trips round the grid
-    first = _case(rng, 1000, 3, 64)
+    first = _case(rng, 1000, 3, 64, earlier=True)
     grid, block = int(rng.integers(1, 5)), 32 * int(rng.integers(1, 5))
     threads = grid * block
     sizes = edge_sizes(rng, 1000, threads, (min(3 * threads + 1, 1300), 1600))[1:]
     # and always one launch of 4 warps per block, more than the statement's examples
-    wide = _case(rng, int(rng.integers(700, 1600)), int(rng.integers(1, 4)), 128)
-    return [first] + [_case(rng, n, grid, block) for n in sizes] + [wide]
+    wide = _case(rng, int(rng.integers(700, 1600)), int(rng.integers(1, 4)), 128, earlier=True)
+    return [first] + [_case(rng, n, grid, block, earlier=True) for n in sizes] + [wide]
 
 
 # ------------------------------------------------------------------ rung 1: simple tree, one block
@@ -139,12 +155,14 @@ REDUCE_CONVERGENT = Puzzle(
     statement=f"""The same sum (one block of `TPB = {TPB}`, up to `2 * TPB` elements, 0 past `n`), but
 thread `t` owns position `t`: copy `a[t]` and `a[t + blockDim]` into shared memory, then at stride
 `blockDim, blockDim / 2, ..., 1` the threads `t < stride` add `part[t + stride]`. The active threads
-stay together at the front, so whole warps go idle instead of every warp running at a fraction.""",
+stay together at the front, so whole warps go idle instead of every warp running at a fraction
+(checked: no thread writes shared memory more often than a thread before it).""",
     outputs=("out",),
     spec=sum_spec,
     cases=one_block_cases,
     reference=reduce_convergent,
     budget=Budget(global_reads=2, global_writes=1),
+    rules=CONVERGENT,
     hints=(
         "Every thread must reach every syncthreads(): keep the barrier outside the `if t < stride`.",
         "Barrier before each step: a thread reads part[t + stride], which another thread wrote in "
@@ -189,6 +207,7 @@ barrier fewer, and two global reads per thread (enforced).""",
     cases=one_block_cases,
     reference=reduce_shared,
     budget=Budget(global_reads=2, global_writes=1, shared_bytes=TPB * 4),
+    rules=CONVERGENT,
     chapter=CHAPTER,
     **_TOL,
 )
@@ -223,15 +242,17 @@ def reduce_segmented(out, a, n):
 REDUCE_SEGMENTED = Puzzle(
     name="ch10_reduce_segmented",
     title="Any length: one segment per block, one atomic per block",
-    statement=f"""Sum `a` of any length into `out[0]` (which starts at 0). Block `b` reduces the segment
+    statement=f"""Add the sum of `a` (any length) to `out[0]`. Block `b` reduces the segment
 of `2 * blockDim` elements starting at `2 * blockDim * b` as in the previous puzzle, then thread 0 adds
 the block's total to `out[0]` with `cuda.atomic.add`. Budget: two global reads per thread, one atomic
-per block, `TPB = {TPB}` floats of shared memory.""",
+per block, `TPB = {TPB}` floats of shared memory; the tree's adding threads packed at the front."""
+    + EARLIER,
     outputs=("out",),
-    spec=sum_spec,
+    spec=sum_into_spec,
     cases=segmented_cases,
     reference=reduce_segmented,
-    zeroed=("out",),
+    accumulate=("out",),
+    rules=CONVERGENT,
     budget=Budget(global_reads=2, shared_bytes=TPB * 4, global_atomics_per_block=1),
     hints=(
         "Index the input with the segment start plus t, not t alone.",
@@ -273,13 +294,15 @@ REDUCE_COARSENED = Puzzle(
     title="Thread coarsening",
     statement=f"""Each block reduces `2 * COARSE * blockDim` elements (`COARSE = {COARSE}`): every thread
 first adds its `2 * COARSE` elements, `blockDim` apart, in a register (no barriers needed), then the
-block runs the tree over one value per thread and adds its total atomically. Fewer blocks, fewer
-barriers per element.""",
+block runs the (convergent) tree over one value per thread and adds its total atomically. Fewer
+blocks, fewer barriers per element."""
+    + EARLIER,
     outputs=("out",),
-    spec=sum_spec,
+    spec=sum_into_spec,
     cases=coarsened_cases,
     reference=reduce_coarsened,
-    zeroed=("out",),
+    accumulate=("out",),
+    rules=CONVERGENT,
     budget=Budget(global_reads=2 * COARSE, shared_bytes=TPB * 4, global_atomics_per_block=1),
     chapter=CHAPTER,
     **_TOL,
@@ -336,12 +359,13 @@ so any grid covers any `n`. Finish the block's sum without a shared-memory tree:
 `cuda.shfl_down_sync(0xFFFFFFFF, acc, offset)` for `offset = 16, 8, 4, 2, 1` leaves the warp's total
 in lane 0; lane 0 of each warp stores it in `warp_sums`; after a barrier the first warp adds those up
 the same way and its lane 0 adds the block's total to `out[0]` atomically. Budget per thread: one
-shared write, one shared read; one atomic per block. Block sizes are whole warps (32 to 128).""",
+shared write, one shared read; one atomic per block. Block sizes are whole warps (32 to 128)."""
+    + EARLIER,
     outputs=("out",),
-    spec=sum_spec,
+    spec=sum_into_spec,
     cases=shuffle_cases,
     reference=reduce_shuffle,
-    zeroed=("out",),
+    accumulate=("out",),
     budget=Budget(shared_writes=1, shared_reads=1, global_atomics_per_block=1),
     hints=(
         "Every lane of the warp must execute each shfl_down_sync with the full mask: no `if` around it.",

@@ -6,6 +6,7 @@ from helpers.check import KernelDiagnosed, OverBudget, WrongAnswer
 from helpers.sim.errors import OutOfBounds
 from puzzles.pmpp.ch09_histogram import BIN_WIDTH, NUM_BINS
 from puzzles.pmpp.ch09_histogram.atomics import hist_private_shared
+from puzzles.pmpp.ch09_histogram.coarsened import hist_coarse_interleaved
 
 
 @cuda.jit
@@ -160,10 +161,13 @@ MUTANTS = {
     "ch09_hist_aggregated": [
         ("hist_aggregated_no_last_run", hist_aggregated_no_last_run, WrongAnswer, None),
         ("hist_aggregated_new_bin", hist_aggregated_new_bin, WrongAnswer, None),
+        ("hist_coarse_interleaved", hist_coarse_interleaved, OverBudget, "shared_atomics"),
     ],
 }
 VARIANTS = {
     "ch09_hist_coarse_interleaved": [("hist_interleaved_while", hist_interleaved_while)],
 }
 # interleaved on seeds 0-9: every seed's cases hold blocks smaller and larger than the histogram
-SEEDS = {"ch09_hist_coarse_interleaved": tuple(range(10)), "ch09_hist_aggregated": (5,)}
+# aggregated on seeds 0-9: every seed has a run longer than the grid, where one atomic per element is
+# more than the technique needs
+SEEDS = {"ch09_hist_coarse_interleaved": tuple(range(10)), "ch09_hist_aggregated": tuple(range(10))}
