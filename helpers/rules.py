@@ -415,16 +415,17 @@ def active_threads_packed(limit: Limit = 0) -> Rule:
 
 
 def writes_in_thread_order(array: str, limit: Limit, why: str) -> Rule:
-    """In every block, the writes to global `array` taken in thread order step to the next address
-    except at most `limit` times (one break per bucket boundary, ...): neighbouring threads write
-    neighbouring addresses. `why` says what the exercise does to get there."""
+    """In every block, the writes to global `array` taken in thread order (for each write instruction and
+    each trip round a loop) step to the next address except at most `limit` times (one jump per bucket
+    boundary, ...): neighbouring threads write neighbouring addresses. `why` says what the exercise
+    does to get there."""
 
     def evaluate(run, lim):
         trace = run.trace
         rows = trace.select(array=array, kind=(WRITE,))
         for b in np.unique(rows["block"]):
             mine = rows[rows["block"] == b]
-            order = np.lexsort((mine["occ"], mine["site"], mine["thread"]))
+            order = np.lexsort((mine["thread"], mine["occ"], mine["site"]))  # warp instruction, then lane
             addr = mine["index"][order]
             breaks = int(np.count_nonzero(np.diff(addr) != 1))
             if breaks > lim:

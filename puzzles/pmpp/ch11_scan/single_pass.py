@@ -20,6 +20,26 @@ def full_scan_spec(a, n):
     return np.cumsum(a.astype(np.float64)).astype(np.float32)
 
 
+def domino_spec(a, n):
+    """The scan, and what every section publishes: `carries[s]`, the total up to its end, and
+    `flags[s] == 1` (the last section's too: the statement asks every block to publish)."""
+    scan = np.cumsum(a.astype(np.float64))
+    ends = np.minimum(np.arange(1, blocks_of(n, TPB) + 1) * TPB, n) - 1
+    return {
+        "out": scan.astype(np.float32),
+        "flags": np.ones(ends.size, np.int32),
+        "carries": scan[ends].astype(np.float32),
+    }
+
+
+def lookback_spec(a, n):
+    """The scan, and every tile's flag ending at 2 (its running total published)."""
+    return {
+        "out": full_scan_spec(a, n),
+        "flags": np.full(blocks_of(n, ITEMS * LB_TPB), 2, np.int32),
+    }
+
+
 # ------------------------------------------------------------------ cases
 
 
@@ -114,12 +134,14 @@ DOMINO = Puzzle(
     statement="""One launch scans everything. Each block scans its section, then waits until its
 predecessor has published the running total up to the predecessor's end (`flags[s - 1] == 1`), adds
 its own total, publishes `carries[s]` and sets `flags[s]`. Blocks take section numbers from an atomic
-counter in the order they start, so a block never waits for a section that no running block owns.""",
-    outputs=("out",),
-    spec=full_scan_spec,
+counter in the order they start, so a block never waits for a section that no running block owns.
+`flags` and `carries` start at zero and are checked too: every section publishes, the last one included.""",
+    outputs=("out", "flags", "carries"),
+    spec=domino_spec,
     cases=domino_cases,
     reference=domino_scan,
-    scratch=("flags", "carries", "counter"),
+    zeroed=("flags", "carries"),
+    scratch=("counter",),
     cross_block_races=False,
     chapter=CHAPTER,
     **TOL,
@@ -245,12 +267,14 @@ LOOKBACK = Puzzle(
     statement=f"""As the domino scan, but a tile (`ITEMS * blockDim = {ITEMS * LB_TPB}` elements here)
 publishes its own total (`flags = 1`) as soon as it knows it, before it knows what comes before it. A
 successor walks back: it adds own totals of flag-1 tiles until it meets a tile with flag 2 (its full
-running total is there), so no block waits on a whole chain of predecessors.""",
-    outputs=("out",),
-    spec=full_scan_spec,
+running total is there), so no block waits on a whole chain of predecessors. `flags` starts at zero
+and is checked too: every tile ends at flag 2, the last one included.""",
+    outputs=("out", "flags"),
+    spec=lookback_spec,
     cases=lookback_cases,
     reference=lookback_scan,
-    scratch=("flags", "sums", "counter"),
+    zeroed=("flags",),
+    scratch=("sums", "counter"),
     cross_block_races=False,
     chapter=CHAPTER,
     **TOL,

@@ -14,6 +14,7 @@ import numpy as np
 from numba import cuda
 
 from helpers.puzzle import Case, Puzzle, edge_sizes
+from helpers.rules import outputs_via_shared
 
 from .common import CHAPTER, TILE, TPB, co_rank, sorted_pair, split_total
 
@@ -232,11 +233,13 @@ MERGE_TILED = Puzzle(
     + f""" Each block owns one contiguous slice of `c`. Work through it in
 rounds: load the next `TILE = {TILE}` elements (or fewer) of the block's slices of `a` and of `b` into
 shared memory with coalesced loads, merge the next `TILE` outputs from the shared tiles, then use co-rank
-once more to learn how much of each tile that round used.""",
+once more to learn how much of each tile that round used. Checked: every thread that writes `c` reads
+the shared tiles (a merge straight from global memory is the basic kernel).""",
     outputs=("c",),
     spec=merge_spec,
     cases=tiled_cases,
     reference=merge_tiled,
+    rules=(outputs_via_shared(1),),
     hints=(
         "A round never outputs more than TILE elements, so it never needs more than TILE of A or of B.",
         "Inside a round the tiles are just two short sorted arrays: co_rank works on a_s and b_s "
@@ -326,6 +329,7 @@ memory once.""",
     spec=merge_spec,
     cases=tiled_cases,
     reference=merge_circular,
+    rules=(outputs_via_shared(1),),
     chapter=CHAPTER,
 )
 

@@ -11,6 +11,7 @@ import numpy as np
 from numba import cuda
 
 from helpers.puzzle import Case, Puzzle
+from helpers.rules import writes_in_thread_order
 
 # FULL_MASK: a global of block_exclusive_scan, which timing.specialize compiles against this module
 from .common import (  # noqa: F401
@@ -193,6 +194,11 @@ def radix_scatter(keys_out, vals_out, keys, vals, offsets, shift, n):
     ### END SOLUTION
 
 
+SORTED_TILE = (
+    "Sort the tile by its digit in shared memory first: then thread t writes sorted position t, and the "
+    "keys of each bucket go out side by side."
+)
+
 RADIX_SCATTER = Puzzle(
     name="ch13_radix_scatter",
     title="Radix pass 3: sort the tile locally, then scatter",
@@ -200,11 +206,12 @@ RADIX_SCATTER = Puzzle(
 `RADIX_BITS = {RADIX_BITS}` stable splits (`split_shared`, lowest bit first). Then the tile's keys of each
 bucket sit together: sorted position `t` holding a key of bucket `d` goes to `offsets[d * gridDim.x + b]`
 plus `t` minus the position where bucket `d` starts in the sorted tile. Neighbouring threads now write
-neighbouring addresses.""",
+neighbouring addresses (checked: a tile's writes, thread by thread, jump at most `BUCKETS - 1` times).""",
     outputs=("keys_out", "vals_out"),
     spec=scatter_spec,
     cases=scatter_cases,
     reference=radix_scatter,
+    rules=tuple(writes_in_thread_order(a, BUCKETS - 1, SORTED_TILE) for a in ("keys_out", "vals_out")),
     hints=(
         "Call split_shared(k_s, v_s, ones, shift + b, t, bd) for b = 0 .. RADIX_BITS - 1.",
         "Bucket d starts at the sorted position t where digit(k_s[t]) differs from digit(k_s[t - 1]) "

@@ -3,9 +3,9 @@
 import numba
 from numba import cuda
 
-from helpers.check import KernelDiagnosed, WrongAnswer
+from helpers.check import KernelDiagnosed, OverBudget, WrongAnswer
 from helpers.sim.errors import DataRace, OutOfBounds
-from puzzles.pmpp.ch12_merge import TILE, co_rank, merge_sequential
+from puzzles.pmpp.ch12_merge import TILE, co_rank, merge_basic, merge_sequential
 
 
 @cuda.jit
@@ -175,7 +175,9 @@ MUTANTS = {
         ("tiled_no_end_barrier", tiled_no_end_barrier, KernelDiagnosed, DataRace),
         ("tiled_unguarded_load", tiled_unguarded_load, KernelDiagnosed, OutOfBounds),
         ("tiled_six_rounds", tiled_six_rounds, WrongAnswer, None),
+        ("merge_basic", merge_basic, OverBudget, "outputs_via_shared"),
     ],
 }
 VARIANTS: dict = {}
-SEEDS = {"ch12_merge_tiled": (3,)}
+# seeds 0-9: the tiles in shared memory enforced on every seed (issue 23, class 5)
+SEEDS = {"ch12_merge_tiled": tuple(range(10))}
