@@ -441,3 +441,29 @@ def writes_in_thread_order(array: str, limit: Limit, why: str) -> Rule:
         return None
 
     return Rule(f"writes_in_order_{array}", f"jumps in {array}'s writes", limit, evaluate, "access", "block")
+
+
+def max_shared_writes_per_block(limit: Limit, technique: str) -> Rule:
+    """At most `limit` shared-memory writes (plain stores) by any block: the work the exercise's algorithm
+    does (Brent-Kung's ~3N for a section of N, where Kogge-Stone needs ~N log N)."""
+
+    def values(trace):
+        return trace.counts(space="shared", kind=WRITE).sum(axis=1)
+
+    def evaluate(run, lim):
+        per_block = values(run.trace)
+        if not per_block.size or int(per_block.max()) <= lim:
+            return None
+        b = int(per_block.argmax())
+        return Finding(
+            "shared_writes_per_block",
+            int(per_block[b]),
+            lim,
+            f"block {run.trace.block_index(b)} wrote shared memory {int(per_block[b])} times; the exercise's "
+            f"algorithm needs at most {lim}. {technique}",
+            "counts",
+        )
+
+    return Rule(
+        "shared_writes_per_block", "shared writes per block", limit, evaluate, "counts", "block", values
+    )

@@ -13,6 +13,7 @@ import numpy as np
 from numba import cuda
 
 from helpers.puzzle import Case, Puzzle
+from helpers.rules import max_shared_writes_per_block
 
 from .common import (
     BK_SECTION,
@@ -212,17 +213,24 @@ def brent_kung_scan(out, a, n):
     ### END SOLUTION
 
 
+TWO_SWEEPS = (
+    "Brent-Kung writes each position about three times: the load, one up-sweep step, at most one "
+    "down-sweep step. A Kogge-Stone step rewrites nearly every position."
+)
+
 BRENT_KUNG = Puzzle(
     name="ch11_brent_kung",
     title="Brent-Kung scan",
     statement=f"""Each block of `TPB = {TPB}` threads scans a section of `2 * TPB` elements (inclusive).
 Up-sweep: a reduction tree in place, with strides 1, 2, ..., TPB; thread `t` updates position
 `(t + 1) * 2 * stride - 1`. Down-sweep: strides TPB/2, ..., 1 add each partial sum into the position
-`stride` to its right. Far fewer additions than Kogge-Stone.""",
+`stride` to its right. Far fewer additions than Kogge-Stone (checked: at most `3 * 2 * TPB` shared
+writes per block, loads included).""",
     outputs=("out",),
     spec=inclusive_spec(2 * TPB),
     cases=section_cases(2 * TPB, old_most=5),
     reference=brent_kung_scan,
+    rules=(max_shared_writes_per_block(3 * BK_SECTION, TWO_SWEEPS),),
     hints=(
         "Each thread loads two elements: i and i + blockDim.",
         "Up-sweep, stride s: xy[idx] += xy[idx - s] with idx = (t + 1) * 2 * s - 1 < 2 * blockDim.",

@@ -3,7 +3,7 @@
 import numba
 from numba import cuda
 
-from helpers.check import KernelDiagnosed, WrongAnswer
+from helpers.check import KernelDiagnosed, OverBudget, WrongAnswer
 from helpers.sim.errors import DataRace, OutOfBounds
 from puzzles.pmpp.ch11_scan import BK_SECTION as BK
 from puzzles.pmpp.ch11_scan import TPB as KS
@@ -112,6 +112,34 @@ def bk_upsweep_only(out, a, n):
         out[i + bd] = xy[t + bd]
 
 
+@cuda.jit
+def bk_kogge_stone_pairs(out, a, n):
+    # the right scan of 2 * TPB elements, but Kogge-Stone with two positions per thread: every step
+    # rewrites nearly every position
+    xy = cuda.shared.array(BK, numba.float32)
+    t = cuda.threadIdx.x
+    bd = cuda.blockDim.x
+    i = 2 * cuda.blockIdx.x * bd + t
+    xy[t] = a[i] if i < n else 0.0
+    xy[t + bd] = a[i + bd] if i + bd < n else 0.0
+    stride = 1
+    while stride < 2 * bd:
+        cuda.syncthreads()
+        lo = xy[t - stride] if t >= stride else 0.0
+        hi = xy[t + bd - stride] if t + bd >= stride else 0.0
+        cuda.syncthreads()
+        if t >= stride:
+            xy[t] += lo
+        if t + bd >= stride:
+            xy[t + bd] += hi
+        stride *= 2
+    cuda.syncthreads()
+    if i < n:
+        out[i] = xy[t]
+    if i + bd < n:
+        out[i + bd] = xy[t + bd]
+
+
 MUTANTS = {
     "ch11_kogge_stone": [
         ("ks_one_barrier", ks_one_barrier, KernelDiagnosed, DataRace),
@@ -121,7 +149,9 @@ MUTANTS = {
     "ch11_brent_kung": [
         ("bk_no_downsweep_barrier", bk_no_downsweep_barrier, KernelDiagnosed, DataRace),
         ("bk_upsweep_only", bk_upsweep_only, WrongAnswer, None),
+        ("bk_kogge_stone_pairs", bk_kogge_stone_pairs, OverBudget, "shared_writes_per_block"),
     ],
 }
 VARIANTS: dict = {}
-SEEDS = {"ch11_kogge_stone": (3,), "ch11_brent_kung": (3,)}
+# Brent-Kung on seeds 0-9: its two sweeps enforced on every seed (issue 23, class 5)
+SEEDS = {"ch11_kogge_stone": (3,), "ch11_brent_kung": tuple(range(10))}

@@ -80,6 +80,18 @@ def float_signed_compare(out, bits, n):
         out[i] = ~x if x >= np.uint32(SIGN) else x + np.uint32(SIGN)
 
 
+@cuda.jit
+def float_negative_zero_positive(out, bits, n):
+    # -0.0 (bits 0x80000000) taken for a positive zero: both zeros get the same key
+    i = cuda.grid(1)
+    if i < n:
+        x = bits[i]
+        if x >> 31 and x != np.uint32(SIGN):
+            out[i] = x ^ np.uint32(FULL_MASK)
+        else:
+            out[i] = (x & np.uint32(0x7FFFFFFF)) | np.uint32(SIGN)
+
+
 MUTANTS = {
     "ch13_float_to_key": [
         ("no_flip", float_no_flip, *WRONG),
@@ -88,6 +100,7 @@ MUTANTS = {
         ("rule_swapped", float_rule_swapped, *WRONG),
         ("abs", float_abs, *WRONG),
         ("no_guard", float_no_guard, *OOB),
+        ("negative_zero_positive", float_negative_zero_positive, *WRONG),
     ],
 }
 
@@ -97,3 +110,6 @@ VARIANTS = {
 
 # exercises on three seeds, the worked kernels on two (as the chapter's tests ran them)
 SEEDS = {p.name: (0, 1, 2) if p.name in MUTANTS else (0, 1) for p in PUZZLES}
+# the sign flip on seeds 0-9: every seed's first case holds -0.0, +0.0 and both infinities (issue 23,
+# class 3)
+SEEDS["ch13_float_to_key"] = tuple(range(10))
