@@ -17,7 +17,7 @@ import numpy as np
 
 from helpers import metrics
 from helpers.advice import ADVICE, SHARE, per_array
-from helpers.sim.trace import READ, WRITE, Trace
+from helpers.sim.trace import ATOMIC, READ, WRITE, Trace
 
 Limit = Union[int, float, Callable[[Any], Union[int, float]], None]
 
@@ -396,3 +396,120 @@ def grid_stride_coalescing(limit: Limit, arrays: tuple[str, ...] | None = None) 
         )
 
     return Rule(base.name, base.label, limit, evaluate, base.view, base.per)
+
+
+# ---------------------------------------------------------------- chapter rules: PMPP ch09-13 techniques
+# (aggregated atomics, a convergent tree, a scatter that writes in thread order)
+
+
+def max_shared_atomics(limit: Limit, technique: str) -> Rule:
+    """At most `limit` (a function of the case) atomics on shared memory by the whole launch: what the
+    exercise's technique needs (one per run of equal bins, ...); `technique` says what it asks."""
+
+    def values(trace):
+        return trace.counts(space="shared", kind=ATOMIC)
+
+    def evaluate(run, lim):
+        per_thread = values(run.trace)
+        total = int(per_thread.sum())
+        if total <= lim:
+            return None
+        blk, thr = np.unravel_index(int(per_thread.argmax()), per_thread.shape)
+        trace = run.trace
+        return Finding(
+            "shared_atomics",
+            total,
+            lim,
+            f"the launch made {total} atomic updates to shared memory; the exercise's technique needs at "
+            f"most {lim} on this data (thread {trace.thread_index(int(thr))} of block "
+            f"{trace.block_index(int(blk))} made {int(per_thread[blk, thr])}). {technique}",
+            "counts",
+        )
+
+    return Rule("shared_atomics", "shared atomics per launch", limit, evaluate, "counts", "thread", values)
+
+
+def active_threads_packed(limit: Limit = 0) -> Rule:
+    """A convergent tree: in every block, a thread never writes shared memory more often than any thread
+    before it (the threads still adding are always the first ones, `t < stride`), so whole warps drop
+    out together. `limit`: how many increases from one thread to the next are allowed (0)."""
+
+    def values(trace):
+        return trace.counts(space="shared", kind=WRITE)
+
+    def evaluate(run, lim):
+        writes = values(run.trace)
+        for b in range(writes.shape[0]):
+            rises = np.flatnonzero(np.diff(writes[b]) > 0)
+            if rises.size > lim:
+                t = int(rises[0])
+                trace = run.trace
+                return Finding(
+                    "active_threads_packed",
+                    int(rises.size),
+                    lim,
+                    f"in block {trace.block_index(b)}, thread {trace.thread_index(t + 1)} wrote shared "
+                    f"memory {int(writes[b, t + 1])} times and thread {trace.thread_index(t)} only "
+                    f"{int(writes[b, t])}: the threads that still add are spread over the block, so every "
+                    "warp stays busy at a fraction. Keep them packed at the front: thread t adds "
+                    "part[t + stride] into part[t] while t < stride, with stride halving from blockDim.",
+                    "counts",
+                )
+        return None
+
+    return Rule("active_threads_packed", "convergent tree", limit, evaluate, "counts", "block")
+
+
+def writes_in_thread_order(array: str, limit: Limit, why: str) -> Rule:
+    """In every block, the writes to global `array` taken in thread order (for each write instruction and
+    each trip round a loop) step to the next address except at most `limit` times (one jump per bucket
+    boundary, ...): neighbouring threads write neighbouring addresses. `why` says what the exercise
+    does to get there."""
+
+    def evaluate(run, lim):
+        trace = run.trace
+        rows = trace.select(array=array, kind=(WRITE,))
+        for b in np.unique(rows["block"]):
+            mine = rows[rows["block"] == b]
+            order = np.lexsort((mine["thread"], mine["occ"], mine["site"]))  # warp instruction, then lane
+            addr = mine["index"][order]
+            breaks = int(np.count_nonzero(np.diff(addr) != 1))
+            if breaks > lim:
+                return Finding(
+                    f"writes_in_order_{array}",
+                    breaks,
+                    lim,
+                    f"block {trace.block_index(int(b))}'s writes to `{array}`, taken thread by thread, jump "
+                    f"{breaks} times; at most {lim} jumps are expected (neighbouring threads writing "
+                    f"neighbouring addresses). {why}",
+                    "access",
+                )
+        return None
+
+    return Rule(f"writes_in_order_{array}", f"jumps in {array}'s writes", limit, evaluate, "access", "block")
+
+
+def max_shared_writes_per_block(limit: Limit, technique: str) -> Rule:
+    """At most `limit` shared-memory writes (plain stores) by any block: the work the exercise's algorithm
+    does (Brent-Kung's ~3N for a section of N, where Kogge-Stone needs ~N log N)."""
+
+    def values(trace):
+        return trace.counts(space="shared", kind=WRITE).sum(axis=1)
+
+    def evaluate(run, lim):
+        per_block = values(run.trace)
+        if not per_block.size or int(per_block.max()) <= lim:
+            return None
+        b = int(per_block.argmax())
+        return Finding(
+            "shared_writes_per_block",
+            int(per_block[b]),
+            lim,
+            f"block {run.trace.block_index(b)} wrote shared memory {int(per_block[b])} times; the exercise's "
+            f"algorithm needs at most {lim}. {technique}",
+            "counts",
+        )
+
+    return Rule(
+        "shared_writes_per_block", "shared writes per block", limit, evaluate, "counts", "block", values
+    )

@@ -74,7 +74,7 @@ def test_benchmark_without_gpu():
 
 def test_validation_catches_wrong_variant(sim_engine):
     """The validation step names a broken variant."""
-    from puzzles.pmpp import ch09_histogram as c9
+    from puzzles.pmpp.ch09_histogram import bench as c9
 
     real = c9.variants
 

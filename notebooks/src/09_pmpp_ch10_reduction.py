@@ -121,8 +121,9 @@ puzzles.check("ch10_reduce_shared", reduce_shared)
 # One block can hold at most 1024 threads, so one block sums at most 2048 elements this way. For
 # more, give each block its own segment and combine the block totals. The simplest combination is
 # one `cuda.atomic.add` per block into `out[0]`: the hardware serialises the additions to that one
-# address, but there is only one per block. `out` starts at zero here (the puzzle says so); on a GPU
-# you zero it before the launch.
+# address, but there is only one per block. The kernel adds to whatever `out[0]` holds, so the check
+# starts it at a sum left by earlier launches (a kernel that sets or clears it is wrong); for a fresh
+# sum you zero it before the launch.
 
 # %% [markdown] statement:ch10_reduce_segmented
 
@@ -154,8 +155,8 @@ puzzles.show("ch10_reduce_coarsened", reduce_coarsened, view="coalescing")
 puzzles.check("ch10_reduce_coarsened", reduce_coarsened)
 
 # %% [markdown]
-# A kernel is an ordinary function: launch it yourself. `out` must start at zero, since the blocks
-# add into it.
+# A kernel is an ordinary function: launch it yourself. For a fresh sum `out` starts at zero, since
+# the blocks add into it.
 
 # %%
 a = np.random.default_rng(0).uniform(-1, 1, 1000).astype(np.float32)

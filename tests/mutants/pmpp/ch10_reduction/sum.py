@@ -1,4 +1,4 @@
-"""Mutants of puzzles/pmpp/ch10_reduction.py (moved from tests/test_pmpp_c.py); format: mutants/common.py."""
+"""Mutants of puzzles/pmpp/ch10_reduction/sum.py."""
 
 import numba
 import numpy as np
@@ -232,16 +232,41 @@ def shuffle_warp_sums_for_three(out, a, n):
             cuda.atomic.add(out, 0, acc)
 
 
+# ---------------------------------------------------------------- issue 23: the convergent tree enforced
+
+
+@cuda.jit
+def segmented_spread_tree(out, a, n):
+    # the right sum, but the tree of ch10_reduce_simple: the adding threads spread over the block
+    part = cuda.shared.array(TPB, numba.float32)
+    t = cuda.threadIdx.x
+    bd = cuda.blockDim.x
+    i = 2 * bd * cuda.blockIdx.x + t
+    x = a[i] if i < n else 0.0
+    y = a[i + bd] if i + bd < n else 0.0
+    part[t] = x + y
+    stride = 1
+    while stride < bd:
+        cuda.syncthreads()
+        if t % (2 * stride) == 0:
+            part[t] += part[t + stride]
+        stride *= 2
+    if t == 0:
+        cuda.atomic.add(out, 0, part[0])
+
+
 MUTANTS = {
     "ch10_reduce_convergent": [
         ("convergent_barrier_in_if", convergent_barrier_in_if, KernelDiagnosed, BarrierDivergence),
         ("convergent_no_barrier", convergent_no_barrier, KernelDiagnosed, (DataRace, UninitializedRead)),
         ("convergent_no_padding", convergent_no_padding, KernelDiagnosed, OutOfBounds),
+        ("reduce_simple", ch10.reduce_simple, OverBudget, "active_threads_packed"),
     ],
     "ch10_reduce_segmented": [
         ("segmented_plain_add", segmented_plain_add, KernelDiagnosed, DataRace),
         ("segmented_local_index", segmented_local_index, WrongAnswer, None),
         ("segmented_atomic_per_thread", segmented_atomic_per_thread, OverBudget, "global_atomics_per_block"),
+        ("segmented_spread_tree", segmented_spread_tree, OverBudget, "active_threads_packed"),
     ],
     "ch10_reduce_shuffle": [
         ("shuffle_shared_tree", shuffle_shared_tree, OverBudget, "shared_reads"),
@@ -251,4 +276,9 @@ MUTANTS = {
     ],
 }
 VARIANTS: dict = {}
-SEEDS = {"ch10_reduce_convergent": (3,), "ch10_reduce_segmented": (3,), "ch10_reduce_shuffle": (3,)}
+# convergent and segmented on seeds 0-9 (issue 23: the convergent tree enforced on every seed)
+SEEDS = {
+    "ch10_reduce_convergent": tuple(range(10)),
+    "ch10_reduce_segmented": tuple(range(10)),
+    "ch10_reduce_shuffle": (3,),
+}
