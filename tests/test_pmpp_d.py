@@ -193,8 +193,8 @@ def test_ch16_benchmark_kernels_compile():
         IN_TILE=18,
     )
     assert ".const" in text  # the filter bank really is in constant memory
-    _compile(ch16._im2col_batch, (_f32(1, 1, 1), _f32(1, 1, 1, 1), 3))
-    _compile(ch16._add_row_bias, (_f32(1, 1), _f32(1)))
+    _compile(ch16.bench._im2col_batch, (_f32(1, 1, 1), _f32(1, 1, 1, 1), 3))
+    _compile(ch16.bench._add_row_bias, (_f32(1, 1), _f32(1)))
     consts = ch05.regtile_constants(64, 64, 8, 4, 4)
     _compile(ch05.regtile_matmul_kernel, (_f32(1, 1), _f32(1, 1), _f32(1, 1, 1)[0], 1, 1, 1), **consts)
 
@@ -210,7 +210,7 @@ def test_ch17_benchmark_kernels_compile():
         ch17.fhd_const, (_f32(1), _f32(1), _f32(1, 2), _f32(1, 3), 0), K_TRAJ=traj, M_TRAJ=4096, CHUNK=4096
     )
     assert ".const" in text
-    _compile(ch17._trig_probe, (_f32(1), _f32(1), _f32(1)), fastmath=True)
+    _compile(ch17.bench._trig_probe, (_f32(1), _f32(1), _f32(1)), fastmath=True)
 
 
 def test_ch18_benchmark_kernels_compile():
