@@ -131,8 +131,11 @@ def prepare_args(puzzle: Puzzle, case: Case) -> tuple[list, dict, dict, dict]:
     for name in puzzle.signature:
         v = case.args[name]
         if name in puzzle.outputs:
-            arr = np.zeros_like(v) if name in puzzle.zeroed else poison(v)
-            roles[name] = "inout" if name in puzzle.zeroed else "out"
+            if name in puzzle.accumulate:  # starts at what an earlier launch left: `=` for `+=` shows
+                arr = np.array(v, copy=True)
+            else:
+                arr = np.zeros_like(v) if name in puzzle.zeroed else poison(v)
+            roles[name] = "inout" if name in puzzle.zeroed or name in puzzle.accumulate else "out"
             outputs[name] = arr
             args.append(arr)
         elif name in puzzle.scratch:
@@ -203,7 +206,7 @@ def expected(puzzle: Puzzle, case: Case, pristine: dict) -> dict[str, np.ndarray
     kw = {
         n: (pristine[n].copy() if n in pristine else case.args[n])
         for n in puzzle.signature
-        if n not in puzzle.outputs and n not in puzzle.scratch
+        if (n not in puzzle.outputs or n in puzzle.accumulate) and n not in puzzle.scratch
     }
     want = puzzle.spec(**kw)
     if not isinstance(want, dict):

@@ -76,6 +76,9 @@ class Puzzle:
     rules: tuple = ()  # extra rules (helpers.rules), checked after the budget's
     zeroed: tuple = ()  # outputs that start at zero (atomics accumulate) instead of poison
     scratch: tuple = ()  # work arrays (block sums, flags): passed zeroed, never compared
+    # outputs that start at the case's values (what earlier launches or chunks left) and must end at
+    # those plus this launch's part: `spec` receives their starting values by name
+    accumulate: tuple = ()
     cross_block_races: bool = True  # False only where blocks legitimately talk through global memory
     rtol: float = 1e-5  # float tolerance (integer-valued data is compared exactly)
     atol: float = 1e-5

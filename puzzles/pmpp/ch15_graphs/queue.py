@@ -15,6 +15,7 @@ import numpy as np
 from numba import cuda
 
 from helpers.puzzle import Case, Puzzle
+from helpers.rules import holds_flagged, private_queue_atomics
 
 from .common import CHAPTER, LOCAL_CAP, TPB
 from .graphs import _blocks, _cases, to_csr
@@ -24,6 +25,33 @@ from .push import push_spec
 def queue_spec(row_ptr, col, level, frontier, n_frontier, cur):
     found = push_spec(row_ptr, col, level, cur, row_ptr.size - 1)
     return {"found": found, "count": np.array([found.sum()], np.int32)}
+
+
+def wide_frontier(rng):
+    """(n, src, dst, level, cur): a frontier over three blocks of TPB threads, every frontier vertex
+    with a child of its own (so every block discovers more than LOCAL_CAP vertices: each block's
+    private queue overflows and lands at its own offset) and children shared by two or three frontier
+    vertices (claims race), plus edges back to vertices reached earlier."""
+    cur = 2
+    n_front = 2 * TPB + int(rng.integers(3, TPB - 3))
+    n_shared = int(rng.integers(10, 20))
+    n_old = int(rng.integers(4, 9))
+    n = n_front + n_front + n_shared + n_old
+    ids = rng.permutation(n).astype(np.int32)  # vertex numbers in no pattern
+    front, own = ids[:n_front], ids[n_front : 2 * n_front]
+    shared, old = ids[2 * n_front : 2 * n_front + n_shared], ids[2 * n_front + n_shared :]
+    src, dst = [front], [own]
+    for s in shared:
+        parents = rng.choice(front, size=int(rng.integers(2, 4)), replace=False)
+        src.append(parents)
+        dst.append(np.full(parents.size, s))
+    back = rng.choice(front, size=n_old)
+    src.append(back)
+    dst.append(old)
+    level = np.full(n, -1, np.int32)
+    level[front] = cur
+    level[old] = rng.integers(0, cur, n_old)
+    return n, np.concatenate(src).astype(np.int32), np.concatenate(dst).astype(np.int32), level, cur
 
 
 def queue_cases(rng):
@@ -46,13 +74,15 @@ def queue_cases(rng):
             ),
         )
 
-    return _cases(rng, make)
+    # the graphs' level steps, then a frontier wide enough for several blocks to append at once
+    return [*_cases(rng, make), make(*wide_frontier(rng))]
 
 
 _QUEUE = """The frontier is given as a queue: `frontier[0 : n_frontier]`, the vertices of level `cur` in
 no order; one thread per entry. Mark `found` as in the push step **and** append each discovered vertex
 exactly once to `next_frontier`, counting them in `count[0]` (zero to begin with). Claim a vertex with
-`cuda.atomic.cas(found, u, 0, 1)`: it returns 0 to exactly one thread."""
+`cuda.atomic.cas(found, u, 0, 1)`: it returns 0 to exactly one thread. `next_frontier[0 : count[0]]` is
+checked too, in any order: each discovered vertex once."""
 
 
 @cuda.jit
@@ -80,6 +110,7 @@ BFS_QUEUE = Puzzle(
     reference=bfs_queue,
     zeroed=("found", "count"),
     scratch=("next_frontier",),
+    rules=(holds_flagged("next_frontier", "count", "found"),),
     hints=(
         "cuda.atomic.add(count, 0, 1) returns the old count: the slot this thread may fill.",
         "Test level[u] == -1 first (cheap, read-only), then claim u with the compare-and-swap.",
@@ -126,13 +157,18 @@ BFS_QUEUE_PRIVATE = Puzzle(
     + f""" Collect the block's discoveries in a shared-memory queue of
 `LOCAL_CAP = {LOCAL_CAP}` slots first (counter `local_n[0]`, shared atomics); a discovery that finds
 it full goes straight to the global queue. Then one thread reserves room for the whole block in the
-global queue with one atomic on `count`, and the block copies its queue there.""",
+global queue with one atomic on `count`, and the block copies its queue there. Enforced: at most one
+atomic on `count` per block, plus one per discovery that overflowed the private queue.""",
     outputs=("found", "count"),
     spec=queue_spec,
     cases=queue_cases,
     reference=bfs_queue_private,
     zeroed=("found", "count"),
     scratch=("next_frontier",),
+    rules=(
+        holds_flagged("next_frontier", "count", "found"),
+        private_queue_atomics("count", "next_frontier", LOCAL_CAP),
+    ),
     hints=(
         "The shared counter can pass LOCAL_CAP: the slots actually held are min(local_n[0], LOCAL_CAP).",
         "Barrier after the appends, then thread 0 takes base = atomic.add(count, 0, n_local); barrier "

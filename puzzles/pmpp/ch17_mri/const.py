@@ -31,22 +31,22 @@ from .common import (
 )
 
 
-def spec_const(mu, pos, chunk):
+def spec_const(r_fhd, i_fhd, mu, pos, chunk):
+    """What the earlier chunks left in r_fhd, i_fhd plus this chunk's part."""
     lo, hi = chunk * CHUNK, min((chunk + 1) * CHUNK, M_TRAJ)
     r, i = fhd_ref(K_TRAJ[lo:hi], mu[lo:hi], pos)
-    return {"r_fhd": r.astype(np.float32), "i_fhd": i.astype(np.float32)}
+    return {"r_fhd": (r_fhd + r).astype(np.float32), "i_fhd": (i_fhd + i).astype(np.float32)}
 
 
 def cases_const(rng):
     # every chunk of the trajectory: the first, a middle one, and the short last one (40 = 16 + 16 + 8)
     out = []
     for n, chunk in [(33, 1), (1, 2), (TPB - 1, 0), (70, 2), (TPB, 1)]:
-        args = dict(
-            r_fhd=np.zeros(n, np.float32),
-            i_fhd=np.zeros(n, np.float32),
-            mu=_mu(rng, M_TRAJ),
-            pos=_pos(rng, n),
-        )
+        mu, pos = _mu(rng, M_TRAJ), _pos(rng, n)
+        # the outputs hold what the earlier chunks' launches left (zero before the first chunk): a
+        # kernel that stores its part instead of adding it loses them
+        r, i = fhd_ref(K_TRAJ[: chunk * CHUNK], mu[: chunk * CHUNK], pos)
+        args = dict(r_fhd=r.astype(np.float32), i_fhd=i.astype(np.float32), mu=mu, pos=pos)
         args["chunk"] = chunk
         out.append(Case(_blocks(n), TPB, args))
     return out
@@ -93,13 +93,14 @@ FHD_CONST = Puzzle(
 the same moment: a broadcast. A real trajectory is larger than the {CONST_BYTES // 1024} KB of constant
 memory, so the host launches the kernel once per chunk of `CHUNK = {CHUNK}` samples: this launch
 handles chunk `chunk`, samples `chunk * CHUNK` up to (not including) `min((chunk + 1) * CHUNK, M_TRAJ)`,
-and **adds** its partial sums to `r_fhd[n]`, `i_fhd[n]` (zero before the first chunk). `mu` is the
-whole trajectory's, in global memory. One thread per voxel, registers as in the gather; no atomics.""",
+and **adds** its partial sums to `r_fhd[n]`, `i_fhd[n]`, which hold the sums of the chunks before it
+(zero before the first chunk). `mu` is the whole trajectory's, in global memory. One thread per voxel,
+registers as in the gather; no atomics.""",
     outputs=("r_fhd", "i_fhd"),
     spec=spec_const,
     cases=cases_const,
     reference=fhd_const,
-    zeroed=("r_fhd", "i_fhd"),
+    accumulate=("r_fhd", "i_fhd"),
     budget=Budget(global_atomics_per_block=0, global_reads=_const_reads, global_writes=2),
     hints=(
         "Sample m of chunk c is m = c * CHUNK + s, s = 0 .. CHUNK - 1; the last chunk is shorter.",

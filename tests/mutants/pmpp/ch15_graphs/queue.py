@@ -8,7 +8,7 @@ beyond the next level: the mistakes below show on it whatever the seed.
 import numba
 from numba import cuda
 
-from mutants.common import NO_BARRIER, OOB, RACE, UNINIT, WRONG
+from mutants.common import NO_BARRIER, OOB, RACE, UNINIT, WRONG, M, over
 from puzzles.pmpp.ch15_graphs import LOCAL_CAP, queue
 
 
@@ -373,6 +373,47 @@ def private_grid_stride(found, count, next_frontier, row_ptr, col, level, fronti
         start += cuda.gridDim.x * cuda.blockDim.x
 
 
+# ---------------------------------------------------------------- the queue itself (checked as a multiset)
+
+QUEUE_ONE_SLOT_LATE = M(
+    queue.bfs_queue,
+    "one_slot_late",
+    over("queue_contents"),
+    ("next_frontier[slot] = u", "next_frontier[slot + 1] = u"),
+)
+QUEUE_HOLDS_PARENT = M(
+    queue.bfs_queue,
+    "holds_parent",
+    over("queue_contents"),
+    ("next_frontier[slot] = u", "next_frontier[slot] = v"),
+)
+PRIVATE_HOLDS_PARENT = M(
+    queue.bfs_queue_private,
+    "private_holds_parent",
+    over("queue_contents"),
+    ("local[slot] = u", "local[slot] = v"),
+)
+# every block copies its private queue to the front of the global one: blocks overwrite each other
+PRIVATE_NO_BASE = M(
+    queue.bfs_queue_private,
+    "copy_without_base",
+    over("queue_contents"),
+    ("next_frontier[base[0] + j] = local[j]", "next_frontier[j] = local[j]"),
+)
+
+
+@cuda.jit
+def private_no_shared_queue(found, count, next_frontier, row_ptr, col, level, frontier, n_frontier, cur):
+    # right answer, wrong technique: one global atomic per discovery, no private queue at all
+    i = cuda.grid(1)
+    if i < n_frontier:
+        v = frontier[i]
+        for k in range(row_ptr[v], row_ptr[v + 1]):
+            u = col[k]
+            if level[u] == -1 and cuda.atomic.cas(found, u, 0, 1) == 0:
+                next_frontier[cuda.atomic.add(count, 0, 1)] = u
+
+
 MUTANTS = {
     "ch15_bfs_queue": [
         ("append_without_atomic", queue_append_without_atomic, *RACE),
@@ -381,6 +422,8 @@ MUTANTS = {
         ("no_unreached_test", queue_no_unreached_test, *WRONG),
         ("indexed_by_vertex", queue_indexed_by_vertex, *WRONG),
         ("counts_every_edge", queue_counts_every_edge, *WRONG),
+        QUEUE_ONE_SLOT_LATE,
+        QUEUE_HOLDS_PARENT,
     ],
     "ch15_bfs_queue_private": [
         ("no_barrier_before_copy", private_no_barrier_before_copy, *NO_BARRIER),
@@ -390,6 +433,9 @@ MUTANTS = {
         ("counter_not_reset", private_counter_not_reset, *UNINIT),
         ("plain_local_append", private_plain_local_append, *RACE),
         ("drops_overflow", private_drops_overflow, *WRONG),
+        PRIVATE_HOLDS_PARENT,
+        PRIVATE_NO_BASE,
+        ("no_shared_queue", private_no_shared_queue, *over("queue_atomics")),
     ],
 }
 

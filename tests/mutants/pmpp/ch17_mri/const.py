@@ -4,8 +4,8 @@ import math
 
 from numba import cuda, float32
 
-from mutants.common import OOB, WRONG, over
-from puzzles.pmpp.ch17_mri import CHUNK, K_TRAJ, M_TRAJ, TWO_PI
+from mutants.common import OOB, WRONG, M, over
+from puzzles.pmpp.ch17_mri import CHUNK, K_TRAJ, M_TRAJ, TWO_PI, const
 
 
 @cuda.jit
@@ -187,6 +187,16 @@ def const_reversed(r_fhd, i_fhd, mu, pos, chunk):
     i_fhd[n] += im
 
 
+# the chunks before this one left their sums in r_fhd, i_fhd: storing this chunk's part loses them
+CONST_STORES_PART = M(
+    const.fhd_const,
+    "const_stores_part",
+    WRONG,
+    ("r_fhd[n] += r_acc", "r_fhd[n] = r_acc"),
+    ("i_fhd[n] += i_acc", "i_fhd[n] = i_acc"),
+)
+
+
 MUTANTS = {
     "ch17_fhd_const": [
         ("const_chunk_one_too_long", const_chunk_one_too_long, *WRONG),
@@ -196,6 +206,7 @@ MUTANTS = {
         ("const_traj_chunk_index", const_traj_chunk_index, *WRONG),
         ("const_no_guard", const_no_guard, *OOB),
         ("const_atomic_add", const_atomic_add, *over("global_atomics_per_block")),
+        CONST_STORES_PART,
     ],
 }
 
