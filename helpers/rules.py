@@ -452,3 +452,41 @@ def private_queue_atomics(counter: str, queue: str, capacity: int) -> Rule:
         )
 
     return Rule("queue_atomics", "atomics on the queue counter per block", 1, evaluate, "counts", "block")
+
+
+def lanes_interleaved(arrays: tuple[str, ...], segments: str) -> Rule:
+    """Lanes sharing a segment (a CSR row: `segments` is its pointer array, e.g. row_ptr) read it
+    interleaved: no thread reads two neighbouring elements of one segment of `arrays`, so that
+    neighbouring lanes read neighbouring elements together (coalesced) instead of each lane walking a
+    contiguous chunk of its own. Judged per thread from the trace, whatever the warp grouping."""
+
+    def evaluate(run, lim):
+        trace = run.trace
+        ptr = np.asarray(trace.before[segments]).ravel().astype(np.int64)
+        span = int(ptr[-1]) + 1
+        for name in arrays:
+            rows = trace.select(array=name, kind=(READ,))
+            thread = rows["block"].astype(np.int64) * trace.nthreads + rows["thread"]
+            pairs = np.unique(thread * span + rows["index"])  # (thread, element), sorted
+            idx = pairs % span
+            same_row = np.searchsorted(ptr, idx, side="right") == np.searchsorted(ptr, idx + 1, side="right")
+            bad = np.flatnonzero(np.isin(pairs + 1, pairs) & same_row)
+            if not bad.size:
+                continue
+            k = int(idx[bad[0]])
+            blk, thr = divmod(int(pairs[bad[0]] // span), trace.nthreads)
+            row = int(np.searchsorted(ptr, k, side="right") - 1)
+            return Finding(
+                "lanes_interleaved",
+                int(bad.size),
+                lim,
+                f"thread {trace.thread_index(thr)} of block {trace.block_index(blk)} (lane {thr % 32}) read "
+                f"`{name}[{k}]` and `{name}[{k + 1}]`, neighbours in row {row}: each lane walked a "
+                "contiguous chunk of the row, so at any moment the warp's lanes read entries far apart "
+                "(uncoalesced). Interleave them: lane l takes entries row start + l, + 32, + 64, ..., so "
+                "that the warp reads 32 neighbouring entries at once.",
+                "coalescing",
+            )
+        return None
+
+    return Rule("lanes_interleaved", "lanes interleaved on a row", 0, evaluate, "coalescing", "thread")

@@ -13,6 +13,7 @@ import numpy as np
 from numba import cuda
 
 from helpers.puzzle import Case, Puzzle
+from helpers.rules import lanes_interleaved
 
 from .common import _TOL, CHAPTER, FULL_MASK, LANES, TPB, VEC_TPB, _blocks, _x, _y, coo_spec_y, matrices
 from .formats import to_csr
@@ -97,11 +98,13 @@ SPMV_CSR_VECTOR = Puzzle(
     statement=f"""As the CSR kernel, but a whole warp computes each row: lane `l` adds up the row's
 entries `row_ptr[r] + l`, `+ 32`, `+ 64`, ...; the 32 partial sums are combined with
 `cuda.shfl_down_sync`, and lane 0 writes `y[r]`. Warp `w` of the grid takes rows `w`, `w + warps`, ...
-(blocks of {VEC_TPB} threads: two warps each).""",
+(blocks of {VEC_TPB} threads: two warps each). Enforced: no lane reads two neighbouring entries of a
+row (interleaved lanes read a row's entries together, coalesced).""",
     outputs=("y",),
     spec=csr_spec,
     cases=csr_vector_cases,
     reference=spmv_csr_vector,
+    rules=(lanes_interleaved(("val", "col"), "row_ptr"),),
     hints=(
         "Consecutive lanes read consecutive entries of the row: k = row_ptr[r] + lane, stepping by 32.",
         "A tree of shfl_down_sync with offsets 16, 8, 4, 2, 1 leaves the warp's total in lane 0.",

@@ -13,6 +13,7 @@ import numpy as np
 from numba import cuda, float32
 
 from helpers.puzzle import Budget, Case, Puzzle
+from helpers.rules import reads_of
 
 from .common import (
     _ROWS,
@@ -72,6 +73,19 @@ def cases_cutoff(rng):
     return out
 
 
+def cutoff_reads(case) -> int:
+    """Reads of `bins` the cutoff technique needs: every point reads the 4 fields of each slot of the
+    (up to) 3 x 3 bins around its own, clipped at the grid of bins."""
+    a = case.args
+    nby, nbx, cap = a["bins"].shape[:3]
+
+    def near(count, n):  # per point index: how many bins of the 3 around its own exist
+        own = (np.arange(n) * float(SPACING) / float(CUTOFF)).astype(int)
+        return np.minimum(own + 2, count) - np.maximum(own - 1, 0)
+
+    return int(near(nbx, a["nx"]).sum() * near(nby, a["ny"]).sum()) * cap * 4
+
+
 @cuda.jit
 def dcs_cutoff(energy, bins, z, nx, ny):
     i, j = cuda.grid(2)
@@ -106,12 +120,21 @@ atoms are far. Keep only the atoms within `CUTOFF = {CUTOFF}` of the point, each
 into square bins of side `CUTOFF` (`bins[by, bx, slot] = (x, y, z, charge)`; slots a bin does not
 need hold charge-0 atoms at `FAR`, far past any cutoff). The point `(x, y)` lies in bin
 `(int(y / CUTOFF), int(x / CUTOFF))`; every atom within `CUTOFF` of it is in that bin or one of its
-8 neighbours (those inside the grid of bins). One thread per point, as in the gather. {_ROWS}""",
+8 neighbours (those inside the grid of bins). One thread per point, as in the gather. {_ROWS}
+Enforced: a point reads only the bins around its own.""",
     outputs=("energy",),
     spec=spec_cutoff,
     cases=cases_cutoff,
     reference=dcs_cutoff,
     budget=Budget(global_atomics_per_block=0, global_writes=1),
+    rules=(
+        reads_of(
+            "bins",
+            cutoff_reads,
+            "Visit only the 3 x 3 bins around the point's own bin: every atom within CUTOFF is there, "
+            "and skipping the others is what the binning is for.",
+        ),
+    ),
     hints=(
         "Bin rows max(by - 1, 0) to min(by + 1, nby - 1), inclusive, and the same for the columns.",
         "Test r2 < CUTOFF2 before adding: a bin's corner lies further than CUTOFF from the point.",

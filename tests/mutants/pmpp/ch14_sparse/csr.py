@@ -7,7 +7,7 @@ that shows on it fails the same way on every seed.
 import numba
 from numba import cuda
 
-from mutants.common import OOB, RACE, UNINIT, WRONG
+from mutants.common import OOB, RACE, UNINIT, WRONG, over
 from puzzles.pmpp.ch14_sparse import FULL_MASK, csr, spmv_csr_lanes
 
 
@@ -179,6 +179,26 @@ def vec_start_end_in_registers(y, row_ptr, col, val, x, n_rows):
         r += n_warps
 
 
+@cuda.jit
+def vec_contiguous_chunks(y, row_ptr, col, val, x, n_rows):
+    # right sums, wrong technique: lane l walks its own contiguous chunk of the row (uncoalesced)
+    lane = cuda.threadIdx.x % 32
+    warp = cuda.grid(1) // 32
+    for r in range(warp, n_rows, cuda.gridsize(1) // 32):
+        start = row_ptr[r]
+        end = row_ptr[r + 1]
+        per = (end - start + 31) // 32
+        s = numba.float32(0)
+        for k in range(start + lane * per, min(start + (lane + 1) * per, end)):
+            s += val[k] * x[col[k]]
+        offset = 16
+        while offset > 0:
+            s += cuda.shfl_down_sync(FULL_MASK, s, offset)
+            offset //= 2
+        if lane == 0:
+            y[r] = s
+
+
 MUTANTS = {
     "ch14_spmv_csr": [
         ("reads_past_row_ptr", csr_reads_past_row_ptr, *OOB),
@@ -192,6 +212,7 @@ MUTANTS = {
         ("half_tree", vec_half_tree, *WRONG),
         ("warp_in_block", vec_warp_in_block, *RACE),
         ("whole_row_per_lane", vec_whole_row_per_lane, *WRONG),
+        ("contiguous_chunks", vec_contiguous_chunks, *over("lanes_interleaved")),
     ],
 }
 

@@ -7,7 +7,7 @@ beyond the next level: the mistakes below show on it whatever the seed.
 
 from numba import cuda
 
-from mutants.common import OOB, WRONG
+from mutants.common import OOB, WRONG, over
 from puzzles.pmpp.ch15_graphs import pull
 
 
@@ -61,6 +61,7 @@ def pull_frontier_test_inverted(found, col_ptr, row, level, cur, n):
 
 @cuda.jit
 def pull_no_break(found, col_ptr, row, level, cur, n):
+    # right flags, but it reads every in-edge: the pull step's saving is stopping at the first parent
     v = cuda.grid(1)
     if v < n and level[v] == -1:
         for k in range(col_ptr[v], col_ptr[v + 1]):
@@ -80,6 +81,16 @@ def pull_while(found, col_ptr, row, level, cur, n):
             found[v] = 1
 
 
+@cuda.jit
+def pull_from_the_end(found, col_ptr, row, level, cur, n):
+    v = cuda.grid(1)
+    if v < n and level[v] == -1:
+        for k in range(col_ptr[v + 1] - 1, col_ptr[v] - 1, -1):  # the last in-edge first
+            if level[row[k]] == cur:
+                found[v] = 1
+                break
+
+
 MUTANTS = {
     "ch15_bfs_pull": [
         ("any_parent", pull_any_parent, *WRONG),
@@ -87,11 +98,12 @@ MUTANTS = {
         ("no_unreached_test", pull_no_unreached_test, *WRONG),
         ("guard_le", pull_guard_le, *OOB),
         ("frontier_test_inverted", pull_frontier_test_inverted, *WRONG),
+        ("no_break", pull_no_break, *over("reads_of_row")),
     ],
 }
 
 VARIANTS = {
-    "ch15_bfs_pull": [("no_break", pull_no_break), ("while", pull_while)],
+    "ch15_bfs_pull": [("while", pull_while), ("from_the_end", pull_from_the_end)],
 }
 
 # every puzzle of the file, references included, on three seeds (as its chapter tests ran them)

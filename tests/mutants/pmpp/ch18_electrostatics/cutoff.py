@@ -4,7 +4,7 @@ import math
 
 from numba import cuda, float32
 
-from mutants.common import OOB, WRONG
+from mutants.common import OOB, WRONG, over
 from puzzles.pmpp.ch18_electrostatics import CUTOFF, CUTOFF2, SPACING
 
 
@@ -188,6 +188,28 @@ def cutoff_bounds_first(energy, bins, z, nx, ny):
         energy[j, i] = acc
 
 
+@cuda.jit
+def cutoff_every_bin(energy, bins, z, nx, ny):
+    # right map, wrong technique: every bin scanned, the cutoff test alone keeps the far atoms out
+    i, j = cuda.grid(2)
+    nby, nbx, cap = bins.shape[0], bins.shape[1], bins.shape[2]
+    if i < nx and j < ny:
+        x = float32(i) * SPACING
+        y = float32(j) * SPACING
+        acc = float32(0.0)
+        for b in range(nby):
+            for c in range(nbx):
+                for s in range(cap):
+                    dx = x - bins[b, c, s, 0]
+                    dy = y - bins[b, c, s, 1]
+                    dz = z - bins[b, c, s, 2]
+                    r2 = dx * dx + dy * dy + dz * dz
+                    if r2 < CUTOFF2:
+                        sw = float32(1.0) - r2 / CUTOFF2
+                        acc += bins[b, c, s, 3] / math.sqrt(r2) * sw * sw
+        energy[j, i] = acc
+
+
 MUTANTS = {
     "ch18_dcs_cutoff": [
         ("cutoff_own_bin_only", cutoff_own_bin_only, *WRONG),
@@ -196,6 +218,7 @@ MUTANTS = {
         ("cutoff_no_test", cutoff_no_test, *WRONG),
         ("cutoff_not_squared", cutoff_not_squared, *WRONG),
         ("cutoff_bin_of_index", cutoff_bin_of_index, *WRONG),
+        ("cutoff_every_bin", cutoff_every_bin, *over("reads_of_bins")),
     ],
 }
 
