@@ -119,8 +119,9 @@ CONV_WGRAD_REDUCE = Puzzle(
     statement=f"""The same `dw`, with one block of `TPB = {TPB}` threads per weight (`blockIdx.x`
 numbers `(k, c, p, q)` in row-major order; decoded for you). Thread `t` sums the products for
 `i = t, t + TPB, t + 2 TPB, ...` over the `N * HO * WO` output positions (`i = (n * HO + h) * WO + w`), the
-block adds the `TPB` partial sums with the chapter 10 tree in shared memory, and thread 0 writes
-`dw[k, c, p, q]`. No atomics (enforced): every weight has exactly one writer.""",
+block adds the `TPB` partial sums (the chapter 10 tree in shared memory, say; any way that reaches one
+total passes), and one thread writes `dw[k, c, p, q]`. No atomics (enforced): every weight has exactly
+one writer.""",
     outputs=("dw",),
     spec=_wgrad_spec,
     cases=cases_wgrad_reduce,

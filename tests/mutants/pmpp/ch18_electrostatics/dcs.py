@@ -38,7 +38,7 @@ def gather_no_guard(energy, atoms, z, nx, ny):
 def gather_with_atomics(energy, atoms, z, nx, ny):
     i, j = cuda.grid(2)
     if i < nx and j < ny:
-        energy[j, i] = 0.0
+        energy[j, i] = float32(0.0)
         for a in range(atoms.shape[0]):
             dx = float32(i) * SPACING - atoms[a, 0]
             dy = float32(j) * SPACING - atoms[a, 1]
@@ -134,7 +134,7 @@ def coarsened_consecutive(energy, atoms, z, nx, ny):
     i0 = (cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x) * COARSEN
     acc = cuda.local.array(COARSEN, float32)
     for u in range(COARSEN):
-        acc[u] = 0.0
+        acc[u] = float32(0.0)
     if j < ny:
         y = float32(j) * SPACING
         for a in range(atoms.shape[0]):
@@ -176,7 +176,7 @@ def coarsened_no_write_guard(energy, atoms, z, nx, ny):
     i0 = cuda.blockIdx.x * bd * COARSEN + cuda.threadIdx.x
     acc = cuda.local.array(COARSEN, float32)
     for u in range(COARSEN):
-        acc[u] = 0.0
+        acc[u] = float32(0.0)
     if j < ny:
         y = float32(j) * SPACING
         for a in range(atoms.shape[0]):
@@ -199,7 +199,7 @@ def coarsened_unit_step(energy, atoms, z, nx, ny):
     i0 = cuda.blockIdx.x * bd * COARSEN + cuda.threadIdx.x
     acc = cuda.local.array(COARSEN, float32)
     for u in range(COARSEN):
-        acc[u] = 0.0
+        acc[u] = float32(0.0)
     if j < ny:
         y = float32(j) * SPACING
         for a in range(atoms.shape[0]):
@@ -245,7 +245,7 @@ def coarsened_shared_dx(energy, atoms, z, nx, ny):
     i0 = cuda.blockIdx.x * bd * COARSEN + cuda.threadIdx.x
     acc = cuda.local.array(COARSEN, float32)
     for u in range(COARSEN):
-        acc[u] = 0.0
+        acc[u] = float32(0.0)
     if j < ny:
         y = float32(j) * SPACING
         for a in range(atoms.shape[0]):
@@ -301,7 +301,7 @@ def coarsened_positions_first(energy, atoms, z, nx, ny):
     acc = cuda.local.array(COARSEN, float32)
     for u in range(COARSEN):
         xs[u] = float32(i0 + u * bd) * SPACING
-        acc[u] = 0.0
+        acc[u] = float32(0.0)
     y = float32(j) * SPACING
     n = atoms.shape[0] if j < ny else 0
     for a in range(n):
