@@ -21,6 +21,16 @@ def block_spec(row_ptr, col, n, source):
     return bfs_levels(row_ptr, col, source)
 
 
+def broom_graph(rng, arms: int):
+    """Vertex 0 (the hub) -> `arms` vertices -> one child each, numbered in no order: its second level
+    is wider than a warp, and every vertex of it is the only parent of its child."""
+    ids = 1 + rng.permutation(2 * arms).astype(np.int32)
+    mid, tips = ids[:arms], ids[arms:]
+    src = np.concatenate([np.zeros(arms, np.int32), mid])
+    dst = np.concatenate([rng.permutation(mid), tips])
+    return 2 * arms + 1, src, dst
+
+
 def block_cases(rng):
     cases = []
     for label, n, src, dst in graphs(rng):
@@ -34,6 +44,11 @@ def block_cases(rng):
                 1, BLOCK_TPB, dict(level=np.zeros(n, np.int32), row_ptr=row_ptr, col=col, n=n, source=source)
             )
         )
+    # a broom from its hub: a level of 63 vertices, each with a child of its own, run by one warp (32
+    # threads): a kernel that gives each thread at most one entry of a level misses children (every seed)
+    n, src, dst = broom_graph(rng, 63)
+    row_ptr, col = to_csr(n, src, dst)
+    cases.append(Case(1, 32, dict(level=np.zeros(n, np.int32), row_ptr=row_ptr, col=col, n=n, source=0)))
     return cases
 
 
@@ -76,11 +91,13 @@ BFS_BLOCK = Puzzle(
     name="ch15_bfs_block",
     title="Whole BFS in one block",
     statement=f"""Write `level[v]`, the BFS level of every vertex from `source` (-1 if unreachable),
-in **one launch of one block** of {BLOCK_TPB} threads (`n <= MAX_N = {MAX_N}`). The given part labels the
-source 0 and every other vertex -1 and puts the source in frontier queue 0. Then, level after level: the
-threads share out the current queue `queue[p, 0 : counts[p]]`; each claims the unreached successors of
-its vertices with `cuda.atomic.cas(level, u, -1, cur + 1)` and appends the ones it claimed to the other
-queue; barriers keep the levels apart. Stop when a level discovers nothing.""",
+in **one launch of one block** of {BLOCK_TPB} threads (one case runs 32: the given part reads
+`cuda.blockDim.x`), `n <= MAX_N = {MAX_N}`. The given part labels the source 0 and every other vertex -1
+and puts the source in frontier queue 0. Then, level after level: the threads share out the current
+queue `queue[p, 0 : counts[p]]` (a level may hold more vertices than the block has threads); each
+claims the unreached successors of its vertices with `cuda.atomic.cas(level, u, -1, cur + 1)` and
+appends the ones it claimed to the other queue; barriers keep the levels apart. Stop when a level
+discovers nothing.""",
     outputs=("level",),
     spec=block_spec,
     cases=block_cases,

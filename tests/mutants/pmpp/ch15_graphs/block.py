@@ -4,7 +4,7 @@ import numba
 from numba import cuda
 
 from helpers.sim.errors import BarrierDivergence, DataRace
-from mutants.common import RACE, WRONG, KernelDiagnosed
+from mutants.common import RACE, WRONG, KernelDiagnosed, M
 from puzzles.pmpp.ch15_graphs import MAX_N, block
 
 
@@ -253,6 +253,16 @@ def block_flag_loop(level, row_ptr, col, n, source):
 RACE_THEN_DIVERGENCE = (KernelDiagnosed, (DataRace, BarrierDivergence))
 
 
+# a level handed out one entry per thread: right while a level fits in the block's BLOCK_TPB threads,
+# wrong on the star of MAX_N vertices (its second level holds MAX_N - 1)
+BLOCK_ONE_ENTRY_PER_THREAD = M(
+    block.bfs_block,
+    "one_entry_per_thread",
+    WRONG,
+    ("for i in range(t, counts[p], bd):", "for i in range(t, min(t + 1, counts[p])):"),
+)
+
+
 MUTANTS = {
     "ch15_bfs_block": [
         ("check_then_store", block_check_then_store, *RACE),
@@ -261,6 +271,7 @@ MUTANTS = {
         ("append_without_atomic", block_append_without_atomic, *RACE),
         ("cur_not_advanced", block_cur_not_advanced, *WRONG),
         ("one_queue", block_one_queue, *RACE),
+        BLOCK_ONE_ENTRY_PER_THREAD,
     ],
 }
 

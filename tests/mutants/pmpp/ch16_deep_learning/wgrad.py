@@ -2,8 +2,8 @@
 
 from numba import cuda, float32
 
-from mutants.common import NO_BARRIER, OOB, RACE, WRONG, over
-from puzzles.pmpp.ch16_deep_learning import TPB
+from mutants.common import NO_BARRIER, OOB, RACE, WRONG, M, over
+from puzzles.pmpp.ch16_deep_learning import TPB, wgrad
 
 
 @cuda.jit
@@ -310,6 +310,21 @@ def reduce_shuffle(dw, dy, x):
         dw[k, c, p, q] = acc
 
 
+# the first product taken before the loop, unguarded: right while every thread has one (N * HO * WO >=
+# TPB), out of bounds on the case with 6 output positions
+REDUCE_FIRST_PRODUCT_UNGUARDED = M(
+    wgrad.conv_wgrad_reduce,
+    "reduce_first_product_unguarded",
+    OOB,
+    (
+        "    acc = float32(0.0)\n    for i in range(t, total, TPB):",
+        "    n0 = t // (ho * wo)\n"
+        "    acc = dy[n0, k, (t // wo) % ho, t % wo] * x[n0, c, (t // wo) % ho + p, t % wo + q]\n"
+        "    for i in range(t + TPB, total, TPB):",
+    ),
+)
+
+
 MUTANTS = {
     "ch16_conv_wgrad_atomic": [
         ("wgrad_plain_add", wgrad_plain_add, *RACE),
@@ -325,6 +340,7 @@ MUTANTS = {
         ("reduce_unit_stride", reduce_unit_stride, *WRONG),
         ("reduce_row_decode_wrong", reduce_row_decode_wrong, *WRONG),
         ("reduce_tree_too_short", reduce_tree_too_short, *WRONG),
+        REDUCE_FIRST_PRODUCT_UNGUARDED,
     ],
 }
 
