@@ -191,6 +191,33 @@ def test_cases_cover_the_graph_shapes():
         assert found["n_frontier"] == 1 and found["row_ptr"][1] > ch15.LOCAL_CAP  # the star overflows
 
 
+def test_queue_cases_end_with_a_frontier_over_three_blocks():
+    # issue 23 (1): several blocks append at once, each more than LOCAL_CAP vertices (its private queue
+    # overflows and lands at its own offset); the frontier vertices' children are unreached
+    from puzzles.pmpp.ch15_graphs.queue import queue_cases
+
+    for seed in range(10):
+        a = queue_cases(np.random.default_rng(seed))[-1].args
+        frontier, row_ptr, col, level = a["frontier"], a["row_ptr"], a["col"], a["level"]
+        assert frontier.size > 2 * ch15.TPB and set(level[frontier]) == {a["cur"]}
+        for b in range(0, frontier.size, ch15.TPB):
+            mine = frontier[b : b + ch15.TPB]
+            children = {int(u) for v in mine for u in col[row_ptr[v] : row_ptr[v + 1]] if level[u] == -1}
+            assert len(children) > ch15.LOCAL_CAP
+
+
+def test_block_cases_have_a_level_wider_than_the_block():
+    # issue 23 (19): on every seed a level holds more vertices than the block has threads, and each is
+    # the only parent of a vertex of the next level
+    for seed in range(10):
+        cases = ch15.block.block_cases(np.random.default_rng(seed))
+        assert any(
+            np.bincount(ch15.bfs_levels(c.args["row_ptr"], c.args["col"], c.args["source"]) + 1).max()
+            > c.block
+            for c in cases
+        )
+
+
 def test_host_loop_rejects_a_queue_that_disagrees_with_found(sim_engine):
     from numba import cuda
 

@@ -33,7 +33,7 @@ def wide_frontier(rng):
     private queue overflows and lands at its own offset) and children shared by two or three frontier
     vertices (claims race), plus edges back to vertices reached earlier."""
     cur = 2
-    n_front = 2 * TPB + int(rng.integers(3, TPB - 3))
+    n_front = 2 * TPB + int(rng.integers(LOCAL_CAP + 1, TPB))  # the third block's share overflows too
     n_shared = int(rng.integers(10, 20))
     n_old = int(rng.integers(4, 9))
     n = n_front + n_front + n_shared + n_old
