@@ -34,18 +34,19 @@ from .common import (
     VEC_TPB,
     VIEW_NUMBERS,
     banded,
+    coo_spec_y,
     dense,
     matrices,
     poisson_2d,
     power_law,
     with_empty_rows,
 )
-from .coo import coo_spec, spmv_coo
-from .csr import csr_spec, spmv_csr, spmv_csr_lanes, spmv_csr_vector
-from .ell import ell_spec, spmv_ell
+from .coo import coo_cases, coo_spec, spmv_coo
+from .csr import csr_cases, csr_spec, csr_vector_cases, spmv_csr, spmv_csr_lanes, spmv_csr_vector
+from .ell import ell_cases, ell_spec, spmv_ell
 from .formats import to_csr, to_ell, to_hybrid, to_jds
-from .hybrid import hybrid_spec, hybrid_width, spmv_hybrid
-from .jds import jds_spec, spmv_jds
+from .hybrid import hybrid_cases, hybrid_spec, hybrid_width, spmv_hybrid
+from .jds import jds_cases, jds_spec, spmv_jds
 
 # what `from puzzles.pmpp.ch14_sparse import *` gives a notebook: constants only, never a kernel
 __all__ = ["TPB", "VEC_TPB", "FULL_MASK", "LANES"]

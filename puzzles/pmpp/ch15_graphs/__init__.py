@@ -26,9 +26,9 @@ The ladder, one op per file:
 
 # ruff: noqa: F401  (re-exports: notebooks and tests read these as `ch15.<name>`; `import *` gives __all__)
 from .bench import GOAL, benchmark
-from .block import bfs_block
-from .common import BLOCK_TPB, CHAPTER, LOCAL_CAP, MAX_N, TPB
-from .edge import bfs_edge
+from .block import bfs_block, block_cases, block_spec
+from .common import BLOCK_TPB, CHAPTER, LOCAL_CAP, MAX_N, TPB, discovered
+from .edge import bfs_edge, edge_cases, edge_spec
 from .graphs import (
     bfs_levels,
     disconnected_graph,
@@ -40,9 +40,9 @@ from .graphs import (
     to_csr,
 )
 from .pipelines import bfs
-from .pull import bfs_pull
-from .push import bfs_push
-from .queue import bfs_queue, bfs_queue_private
+from .pull import bfs_pull, pull_cases, pull_spec
+from .push import bfs_push, push_cases, push_spec
+from .queue import bfs_queue, bfs_queue_private, queue_cases, queue_spec
 
 # what `from puzzles.pmpp.ch15_graphs import *` gives a notebook: constants only, never a kernel
 __all__ = ["TPB", "LOCAL_CAP", "MAX_N", "BLOCK_TPB"]

@@ -36,6 +36,7 @@ from .common import (
     FWD_ATOL,
     IN_TILE,
     POOL,
+    SHAPES,
     TILE,
     TPB,
     W_MAX,
@@ -48,9 +49,9 @@ from .common import (
     wgrad_ref,
 )
 from .dgrad import cases_dgrad, conv_dgrad
-from .forward import cases_forward, cases_tiled, conv_forward, conv_tiled
-from .im2col import cases_gemm, cases_im2col, conv_gemm, im2col
-from .maxpool import cases_maxpool, maxpool
+from .forward import cases_forward, cases_tiled, conv_forward, conv_tiled, spec_forward, spec_tiled
+from .im2col import cases_gemm, cases_im2col, conv_gemm, im2col, spec_gemm, spec_im2col
+from .maxpool import cases_maxpool, maxpool, spec_maxpool
 from .wgrad import cases_wgrad_atomic, cases_wgrad_reduce, conv_wgrad_atomic, conv_wgrad_reduce
 
 # what `from puzzles.pmpp.ch16_deep_learning import *` gives a notebook: constants only, never a kernel

@@ -30,17 +30,19 @@ from .common import (
     FHD_ATOL,
     K_MAX,
     K_TRAJ,
+    M_MAX,
     M_TRAJ,
     MU_MAX,
+    SIZES,
     TPB,
     TWO_PI,
     X_MAX,
     fhd_ref,
     fhd_tolerance,
 )
-from .const import cases_const, fhd_const
-from .fhd import cases_gather, cases_scatter, fhd_gather, fhd_scatter
-from .mu import cases_mu, mri_mu
+from .const import cases_const, fhd_const, spec_const
+from .fhd import cases_gather, cases_scatter, fhd_gather, fhd_scatter, spec_fhd
+from .mu import cases_mu, mri_mu, spec_mu
 
 # what `from puzzles.pmpp.ch17_mri import *` gives a notebook: constants only, never a kernel
 __all__ = [

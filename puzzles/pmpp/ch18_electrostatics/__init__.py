@@ -29,6 +29,7 @@ from .common import (
     FAR,
     Q_MAX,
     SPACING,
+    TERM_ROUNDINGS,
     TPB,
     TX,
     TY,
@@ -38,10 +39,11 @@ from .common import (
     make_atoms,
     potential,
 )
-from .cutoff import CUTOFF_ATOL, bin_atoms, cases_cutoff, dcs_cutoff
+from .cutoff import CUTOFF_ATOL, CUTOFF_SIZES, bin_atoms, cases_cutoff, dcs_cutoff, spec_cutoff
 from .dcs import (
     DCS_ATOL,
     N_ATOMS_MAX,
+    SIZES,
     cases_coarsened,
     cases_gather,
     cases_scatter,
@@ -49,6 +51,7 @@ from .dcs import (
     dcs_coarsened_rsqrt,
     dcs_gather,
     dcs_scatter,
+    spec_dcs,
 )
 
 # what `from puzzles.pmpp.ch18_electrostatics import *` gives a notebook: constants only, never a kernel
