@@ -513,3 +513,143 @@ def max_shared_writes_per_block(limit: Limit, technique: str) -> Rule:
     return Rule(
         "shared_writes_per_block", "shared writes per block", limit, evaluate, "counts", "block", values
     )
+
+
+# ---------------------------------------------------------------- chapter rules: produced queues, techniques
+# (PMPP ch14-18: a queue filled in any order, one array's reads against what the technique needs, the
+# atomics of a privatised queue)
+
+
+def holds_flagged(queue: str, count: str, flags: str) -> Rule:
+    """A queue filled in any order: the first `count[0]` slots of global `queue` were written by the
+    launch and hold, as a multiset, exactly the indices where global `flags` is 1, each once. Checked
+    on the arrays after the launch, once the compared outputs (`flags`, `count`) are right."""
+
+    def evaluate(run, lim):
+        trace = run.trace
+        n = int(np.asarray(trace.after[count]).ravel()[0])
+        got_all = np.asarray(trace.after[queue]).ravel()
+        written = set(trace.select(array=queue, kind=(WRITE,))["index"].tolist())
+        unwritten = [s for s in range(min(n, got_all.size)) if s not in written]
+        got = sorted(got_all[:n].tolist())
+        want = np.flatnonzero(np.asarray(trace.after[flags]).ravel() == 1).tolist()
+        if not unwritten and got == want:
+            return None
+        missing = sorted(set(want) - set(got))
+        extra = sorted(set(got) - set(want))
+        twice = sorted({v for v in got if got.count(v) > 1})
+        parts = [f"slots never written {unwritten[:8]}"] if unwritten else []
+        parts += [f"missing {missing[:8]}"] if missing else []
+        parts += [f"queued but not marked in `{flags}` {extra[:8]}"] if extra else []
+        parts += [f"queued more than once {twice[:8]}"] if twice else []
+        return Finding(
+            "queue_contents",
+            len(unwritten) + len(missing) + len(extra) + len(twice),
+            lim,
+            f"`{flags}` and `{count}` are right, but `{queue}[0 : {count}[0]]` must hold, in any order, each "
+            f"vertex marked in `{flags}` once: {'; '.join(parts)}. Write the vertex you claimed (the child, "
+            f"not the vertex whose edges you walk) into the slot the atomic on `{count}` returned; a block "
+            "copying its private queue out writes entry j at the block's base plus j.",
+            "access",
+        )
+
+    return Rule("queue_contents", "wrong queue entries", 0, evaluate, "access", "block")
+
+
+def reads_of(array: str, limit: Limit, technique: str) -> Rule:
+    """At most `limit` (a function of the case) reads of global `array` by the whole launch: what the
+    exercise's technique needs (stop at the first hit, visit only the neighbouring bins, ...), so a
+    kernel that reads more does not use it. `technique` says what the exercise asks, as advice."""
+
+    def evaluate(run, lim):
+        trace = run.trace
+        rows = trace.select(array=array, kind=(READ,))
+        if len(rows) <= lim:
+            return None
+        per_thread = np.zeros((trace.nblocks, trace.nthreads), int)
+        np.add.at(per_thread, (rows["block"], rows["thread"]), 1)
+        blk, thr = np.unravel_index(int(per_thread.argmax()), per_thread.shape)
+        return Finding(
+            f"reads_of_{array}",
+            len(rows),
+            lim,
+            f"the launch read `{array}` {len(rows)} times; the exercise's technique needs at most {lim} "
+            f"(thread {trace.thread_index(int(thr))} of block {trace.block_index(int(blk))} read it "
+            f"{int(per_thread[blk, thr])} times). {technique}",
+            "counts",
+        )
+
+    return Rule(f"reads_of_{array}", f"reads of {array}", limit, evaluate, "counts", "block")
+
+
+def private_queue_atomics(counter: str, queue: str, capacity: int) -> Rule:
+    """A privatised queue: each block makes at most one atomic on global `counter` (reserving room for
+    its whole private queue) plus one per entry that did not fit the `capacity` private slots (the
+    block's writes to global `queue` beyond `capacity`)."""
+
+    from helpers.sim.trace import ATOMIC
+
+    def values(trace):
+        return np.bincount(trace.select(array=counter, kind=(ATOMIC,))["block"], minlength=trace.nblocks)
+
+    def evaluate(run, lim):
+        trace = run.trace
+        made = values(trace)
+        writes = np.bincount(trace.select(array=queue, kind=(WRITE,))["block"], minlength=trace.nblocks)
+        allowed = lim + np.maximum(writes - capacity, 0)
+        over = np.nonzero(made > allowed)[0]
+        if not over.size:
+            return None
+        b = int(over[0])
+        return Finding(
+            "queue_atomics",
+            int(made[b]),
+            int(allowed[b]),
+            f"block {trace.block_index(b)} made {int(made[b])} atomics on global `{counter}` for "
+            f"{int(writes[b])} queue entries; a privatised queue needs {lim} per block (thread 0 reserves "
+            f"room for the block's whole private queue) plus one per entry that overflows its {capacity} "
+            "slots. "
+            "Append into the shared-memory queue with a shared atomic first, then reserve and copy once "
+            "per block.",
+            "counts",
+        )
+
+    return Rule("queue_atomics", "atomics on the queue counter per block", 1, evaluate, "counts", "block")
+
+
+def lanes_interleaved(arrays: tuple[str, ...], segments: str) -> Rule:
+    """Lanes sharing a segment (a CSR row: `segments` is its pointer array, e.g. row_ptr) read it
+    interleaved: no thread reads two neighbouring elements of one segment of `arrays`, so that
+    neighbouring lanes read neighbouring elements together (coalesced) instead of each lane walking a
+    contiguous chunk of its own. Judged per thread from the trace, whatever the warp grouping."""
+
+    def evaluate(run, lim):
+        trace = run.trace
+        ptr = np.asarray(trace.before[segments]).ravel().astype(np.int64)
+        span = int(ptr[-1]) + 1
+        for name in arrays:
+            rows = trace.select(array=name, kind=(READ,))
+            thread = rows["block"].astype(np.int64) * trace.nthreads + rows["thread"]
+            pairs = np.unique(thread * span + rows["index"])  # (thread, element), sorted
+            idx = pairs % span
+            same_row = np.searchsorted(ptr, idx, side="right") == np.searchsorted(ptr, idx + 1, side="right")
+            bad = np.flatnonzero(np.isin(pairs + 1, pairs) & same_row)
+            if not bad.size:
+                continue
+            k = int(idx[bad[0]])
+            blk, thr = divmod(int(pairs[bad[0]] // span), trace.nthreads)
+            row = int(np.searchsorted(ptr, k, side="right") - 1)
+            return Finding(
+                "lanes_interleaved",
+                int(bad.size),
+                lim,
+                f"thread {trace.thread_index(thr)} of block {trace.block_index(blk)} (lane {thr % 32}) read "
+                f"`{name}[{k}]` and `{name}[{k + 1}]`, neighbours in row {row}: each lane walked a "
+                "contiguous chunk of the row, so at any moment the warp's lanes read entries far apart "
+                "(uncoalesced). Interleave them: lane l takes entries row start + l, + 32, + 64, ..., so "
+                "that the warp reads 32 neighbouring entries at once.",
+                "coalescing",
+            )
+        return None
+
+    return Rule("lanes_interleaved", "lanes interleaved on a row", 0, evaluate, "coalescing", "thread")

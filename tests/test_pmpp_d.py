@@ -143,6 +143,32 @@ def test_const_cases_cover_every_chunk():
     assert chunks == set(range(math.ceil(ch17.M_TRAJ / ch17.CHUNK)))
 
 
+def test_const_outputs_start_at_the_earlier_chunks_sums():
+    # issue 23 (2): a launch adds its chunk to what the chunks before it left; a kernel that stores its
+    # part instead loses them, on every seed (chunks 1 and 2 are in every case list)
+    for seed in range(10):
+        for case in ch17.cases_const(np.random.default_rng(seed)):
+            a = case.args
+            start = np.stack([a["r_fhd"], a["i_fhd"]])
+            assert (a["chunk"] == 0) == (not start.any())
+            want = ch17.const.spec_const(**{k: v for k, v in a.items()})
+            lo = a["chunk"] * ch17.CHUNK
+            part_r, _ = ch17.fhd_ref(
+                ch17.K_TRAJ[lo : lo + ch17.CHUNK], a["mu"][lo : lo + ch17.CHUNK], a["pos"]
+            )
+            np.testing.assert_allclose(want["r_fhd"], a["r_fhd"] + part_r, rtol=1e-6, atol=1e-5)
+
+
+def test_wgrad_reduce_cases_have_fewer_positions_than_threads():
+    # issue 23 (19): one case per seed where N * HO * WO < TPB (threads with no product at all)
+    for seed in range(10):
+        totals = [
+            c.args["dy"].shape[0] * c.args["dy"].shape[2] * c.args["dy"].shape[3]
+            for c in ch16.cases_wgrad_reduce(np.random.default_rng(seed))
+        ]
+        assert min(totals) < ch16.TPB < max(totals)
+
+
 def test_conv_layer_flop_count():
     # the benchmark's layer: 2 * N * K * HO * WO * C * 9 = 7.4 GFLOP
     assert 2 * 32 * 64 * 56 * 56 * 64 * 9 == 7_398_752_256
@@ -193,8 +219,8 @@ def test_ch16_benchmark_kernels_compile():
         IN_TILE=18,
     )
     assert ".const" in text  # the filter bank really is in constant memory
-    _compile(ch16._im2col_batch, (_f32(1, 1, 1), _f32(1, 1, 1, 1), 3))
-    _compile(ch16._add_row_bias, (_f32(1, 1), _f32(1)))
+    _compile(ch16.bench._im2col_batch, (_f32(1, 1, 1), _f32(1, 1, 1, 1), 3))
+    _compile(ch16.bench._add_row_bias, (_f32(1, 1), _f32(1)))
     consts = ch05.regtile_constants(64, 64, 8, 4, 4)
     _compile(ch05.regtile_matmul_kernel, (_f32(1, 1), _f32(1, 1), _f32(1, 1, 1)[0], 1, 1, 1), **consts)
 
@@ -210,7 +236,7 @@ def test_ch17_benchmark_kernels_compile():
         ch17.fhd_const, (_f32(1), _f32(1), _f32(1, 2), _f32(1, 3), 0), K_TRAJ=traj, M_TRAJ=4096, CHUNK=4096
     )
     assert ".const" in text
-    _compile(ch17._trig_probe, (_f32(1), _f32(1), _f32(1)), fastmath=True)
+    _compile(ch17.bench._trig_probe, (_f32(1), _f32(1), _f32(1)), fastmath=True)
 
 
 def test_ch18_benchmark_kernels_compile():

@@ -281,7 +281,7 @@ def reduce_atomic_per_thread(dw, dy, x):
         n = i // (ho * wo)
         acc += dy[n, k, (i // wo) % ho, i % wo] * x[n, c, (i // wo) % ho + p, i % wo + q]
     if t == 0:
-        dw[k, c, p, q] = 0.0
+        dw[k, c, p, q] = float32(0.0)
     cuda.syncthreads()
     cuda.atomic.add(dw, (k, c, p, q), acc)
 

@@ -125,8 +125,8 @@ def gather_sums_in_global(r_fhd, i_fhd, k, mu, pos):
         x = pos[n, 0]
         y = pos[n, 1]
         z = pos[n, 2]
-        r_fhd[n] = 0.0
-        i_fhd[n] = 0.0
+        r_fhd[n] = float32(0.0)
+        i_fhd[n] = float32(0.0)
         for m in range(k.shape[0]):
             arg = TWO_PI * (k[m, 0] * x + k[m, 1] * y + k[m, 2] * z)
             r_mu = mu[m, 0]

@@ -133,7 +133,7 @@ def coarsened_consecutive(energy, atoms, z, nx, ny):
     i0 = (cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x) * COARSEN
     acc = cuda.local.array(COARSEN, float32)
     for u in range(COARSEN):
-        acc[u] = 0.0
+        acc[u] = float32(0.0)
     if j < ny:
         y = float32(j) * SPACING
         for a in range(atoms.shape[0]):

@@ -1,0 +1,1 @@
+"""Mutants of puzzles/pmpp/ch14_sparse/ (SpMV), one file per op file."""

@@ -1,0 +1,1 @@
+"""Mutants of puzzles/pmpp/ch15_graphs/ (BFS), one file per op file."""
