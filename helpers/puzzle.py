@@ -74,8 +74,10 @@ class Puzzle:
     hints: tuple = ()  # progressive; none gives the answer away
     budget: Budget = field(default_factory=Budget)
     rules: tuple = ()  # extra rules (helpers.rules), checked after the budget's
-    zeroed: tuple = ()  # outputs that start at zero (atomics accumulate) instead of poison
-    scratch: tuple = ()  # work arrays (block sums, flags): passed zeroed, never compared
+    zeroed: tuple = ()  # outputs and work arrays the host clears to zero first (atomics, counters)
+    # work arrays (block sums, flags), never compared: garbage at the start (reading an element before
+    # a thread wrote it is diagnosed) unless also listed in `zeroed`
+    scratch: tuple = ()
     # outputs that start at the case's values (what earlier launches or chunks left) and must end at
     # those plus this launch's part: `spec` receives their starting values by name
     accumulate: tuple = ()

@@ -32,9 +32,13 @@ def prepare_args(puzzle: Puzzle, case: Case) -> tuple[list, dict, dict, dict]:
             roles[name] = "inout" if name in puzzle.zeroed or name in puzzle.accumulate else "out"
             outputs[name] = arr
             args.append(arr)
-        elif name in puzzle.scratch:
-            roles[name] = "inout"
-            args.append(np.zeros_like(v))
+        elif name in puzzle.scratch:  # work memory: garbage, as cudaMalloc leaves it, unless the
+            if name in puzzle.zeroed:  # host clears it first (a counter, a ticket, flags)
+                roles[name] = "inout"
+                args.append(np.zeros_like(v))
+            else:
+                roles[name] = "scratch"
+                args.append(poison(v))
         elif isinstance(v, np.ndarray):
             pristine[name] = v.copy()
             roles[name] = "in"

@@ -177,9 +177,9 @@ def syncthreads_or_flag(out, partial, ticket, a, size):
 NO_BARRIER = (DataRace, UninitializedRead)
 MUTANTS = {
     "last_block": [
-        ("first_ticket_is_last", first_ticket_is_last, WrongAnswer, None),
+        ("first_ticket_is_last", first_ticket_is_last, KernelDiagnosed, UninitializedRead),
         ("every_thread_takes_a_ticket", every_thread_takes_a_ticket, OverBudget, "global_atomics_per_block"),
-        ("highest_index_is_last", highest_index_is_last, WrongAnswer, None),
+        ("highest_index_is_last", highest_index_is_last, KernelDiagnosed, (DataRace, UninitializedRead)),
         # no ticket: partials read before they are written, or written by another block with nothing
         # ordering the write before the read (issue 23 item 4; needs the simulator's scratch role)
         ("every_block_adds_up", every_block_adds_up, KernelDiagnosed, (DataRace, UninitializedRead)),
