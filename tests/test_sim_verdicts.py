@@ -423,6 +423,32 @@ def blocks_wrap_around(out, a):
     out[i] = a[i]
 
 
+@cuda.jit
+def queue_counter_by_hand(found, count, next_frontier, row_ptr, col, level, frontier, n_frontier, cur):
+    i = cuda.grid(1)
+    if i < n_frontier:
+        v = frontier[i]
+        for k in range(row_ptr[v], row_ptr[v + 1]):
+            u = col[k]
+            if level[u] == -1 and cuda.atomic.cas(found, u, 0, 1) == 0:
+                slot = count[0]  # the counter by hand: two threads take one slot
+                count[0] = slot + 1
+                next_frontier[slot] = u
+
+
+@cuda.jit
+def claim_by_test_then_set(found, count, next_frontier, row_ptr, col, level, frontier, n_frontier, cur):
+    i = cuda.grid(1)
+    if i < n_frontier:
+        v = frontier[i]
+        for k in range(row_ptr[v], row_ptr[v + 1]):
+            u = col[k]
+            if level[u] == -1 and found[u] == 0:  # test, then set: two threads both claim u
+                found[u] = 1
+                slot = cuda.atomic.add(count, 0, 1)
+                next_frontier[slot] = u
+
+
 ATOMIC_ADVICE = "Use an atomic"
 
 
@@ -431,6 +457,11 @@ def test_a_lost_update_in_a_puzzle_is_told_to_use_an_atomic():
         err, text = diagnosed("histogram", shared_histogram_plus_equals, seed)
         assert isinstance(err, E.DataRace) and ATOMIC_ADVICE in str(err), text
         assert "Put a cuda.syncthreads()" not in str(err)
+    for kernel in (queue_counter_by_hand, claim_by_test_then_set):
+        for seed in SEEDS:
+            err, text = diagnosed("ch15_bfs_queue", kernel, seed)
+            assert isinstance(err, E.DataRace) and ATOMIC_ADVICE in str(err), text
+            assert "Put a cuda.syncthreads()" not in str(err)
     err, text = diagnosed("llm2_embedding_backward_atomic", grads_plus_equals, 0)
     assert isinstance(err, E.DataRace) and ATOMIC_ADVICE in str(err) and "leaves out" not in str(err), text
 

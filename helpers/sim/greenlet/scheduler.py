@@ -4,12 +4,14 @@ scheduler interleaves at barriers and warp operations.
 
 Deterministic: threads run in thread-id order until each blocks (at a barrier or a warp
 operation) or ends; then warp operations whose lanes have all arrived complete, then the block's
-barrier releases. Nothing depends on wall time.
+barrier releases. Nothing depends on wall time (the step budget stops a runaway; the wall clock is
+only a backstop for loops that never call into the simulator).
 
 The concerns live beside it (helpers/sim/greenlet/): spaces.py (arguments, shared, local, constant
 memory), memory.py (checked arrays, race state), barriers.py, warps.py, assemble.py (trace
 assembly), grid.py (cooperative groups' grid barrier: blocks run together), spin.py (spin-waits
-that never end); and shared with the lockstep engine (helpers/sim/): binding.py (launch
+that never end), races.py (a race's message and the fix that fits it), order.py (which work memory
+one block may read of another's); and shared with the lockstep engine (helpers/sim/): binding.py (launch
 validation), semantics.py (what operations mean), messages.py (every diagnostic's header),
 options.py (the launch's options).
 """

@@ -46,4 +46,5 @@ MUTANTS = {
     ],
 }
 VARIANTS: dict = {}
-SEEDS = {"ch11_add_sums": (3,)}
+# seeds 0-9: every seed has more blocks than a kernel sized for seven totals assumes (issue 23, class 19)
+SEEDS = {"ch11_add_sums": tuple(range(10))}
