@@ -188,7 +188,8 @@ def test_block_matches_numpy_both_ways(sim_engine):
 def test_block_validation_catches_a_wrong_attention(sim_engine):
     """The block's check must be able to fail: a leaking causal mask (finite, plausible numbers) and a
     mask off by one (NaN in the first row) inside it are both caught, op by op and fused."""
-    from mutants.llm.attention import flash_no_rescale, scores_causal_off_by_one, scores_mask_zero
+    from mutants.llm.attention.flash import flash_no_rescale
+    from mutants.llm.attention.naive import scores_causal_off_by_one, scores_mask_zero
 
     rng = np.random.default_rng(12)
     B, T, C, NH = 1, 9, 16, 2

@@ -1,4 +1,4 @@
-"""Known-wrong and known-right kernels for Transformer kernels 3 (attention).
+"""Known-wrong and known-right kernels for puzzles/llm/attention/flash.py (row and FlashAttention-style).
 
 MUTANTS[puzzle] = [(name, kernel, expected exception, detail)]; VARIANTS[puzzle] = [(name, kernel)].
 Format: mutants/common.py. Every mutant is a mistake a learner makes writing attention.
@@ -7,145 +7,11 @@ Format: mutants/common.py. Every mutant is a mistake a learner makes writing att
 import math
 
 import numba
-import numpy as np
 from numba import cuda
 
 from mutants.common import BARRIER, NO_BARRIER, OOB, RACE, WRONG
-from puzzles.llm import attention as la
-from puzzles.llm.attention import BC, BR, MAX_D, NEG_INF
-
-SEEDS = {p.name: (0, 1, 2) for p in la.PUZZLES}  # references and worked kernels too
-
-
-# ------------------------------------------------------------------ scores
-
-
-@cuda.jit
-def scores_no_scale(s, q, k, causal):
-    j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
-    b = cuda.blockIdx.z
-    if i < q.shape[1] and j < q.shape[1]:
-        if causal and j > i:
-            s[b, i, j] = NEG_INF
-        else:
-            acc = np.float32(0.0)
-            for c in range(q.shape[2]):
-                acc += q[b, i, c] * k[b, j, c]
-            s[b, i, j] = acc  # 1 / sqrt(d) forgotten
-
-
-@cuda.jit
-def scores_causal_off_by_one(s, q, k, causal):
-    j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
-    b = cuda.blockIdx.z
-    if i < q.shape[1] and j < q.shape[1]:
-        if causal and j >= i:  # hides the diagonal: a token may attend to itself
-            s[b, i, j] = NEG_INF
-        else:
-            acc = np.float32(0.0)
-            for c in range(q.shape[2]):
-                acc += q[b, i, c] * k[b, j, c]
-            s[b, i, j] = acc / math.sqrt(q.shape[2])
-
-
-@cuda.jit
-def scores_mask_zero(s, q, k, causal):
-    j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
-    b = cuda.blockIdx.z
-    if i < q.shape[1] and j < q.shape[1]:
-        if causal and j > i:
-            s[b, i, j] = 0.0  # exp(0) = 1: the future still gets weight
-        else:
-            acc = np.float32(0.0)
-            for c in range(q.shape[2]):
-                acc += q[b, i, c] * k[b, j, c]
-            s[b, i, j] = acc / math.sqrt(q.shape[2])
-
-
-@cuda.jit
-def scores_no_guard(s, q, k, causal):
-    j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
-    b = cuda.blockIdx.z
-    if causal and j > i:
-        s[b, i, j] = NEG_INF
-    else:
-        acc = np.float32(0.0)
-        for c in range(q.shape[2]):
-            acc += q[b, i, c] * k[b, j, c]
-        s[b, i, j] = acc / math.sqrt(q.shape[2])
-
-
-@cuda.jit
-def scores_query_as_key(s, q, k, causal):
-    j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
-    b = cuda.blockIdx.z
-    if i < q.shape[1] and j < q.shape[1]:
-        if causal and j > i:
-            s[b, i, j] = NEG_INF
-        else:
-            acc = np.float32(0.0)
-            for c in range(q.shape[2]):
-                acc += q[b, i, c] * k[b, i, c]  # key i instead of key j
-            s[b, i, j] = acc / math.sqrt(q.shape[2])
-
-
-@cuda.jit
-def scores_sqrt_seq(s, q, k, causal):
-    j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
-    b = cuda.blockIdx.z
-    if i < q.shape[1] and j < q.shape[1]:
-        if causal and j > i:
-            s[b, i, j] = NEG_INF
-        else:
-            acc = np.float32(0.0)
-            for c in range(q.shape[2]):
-                acc += q[b, i, c] * k[b, j, c]
-            s[b, i, j] = acc / math.sqrt(q.shape[1])  # sqrt of the sequence length, not the head dim
-
-
-@cuda.jit
-def scores_prescaled(s, q, k, causal):
-    j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
-    b = cuda.blockIdx.z
-    T = q.shape[1]
-    if i >= T or j >= T:
-        return
-    d = q.shape[2]
-    r = 1.0 / math.sqrt(d)
-    acc = np.float32(0.0)
-    for c in range(d - 1, -1, -1):
-        acc += (q[b, i, c] * r) * k[b, j, c]
-    s[b, i, j] = acc if (causal == 0 or j <= i) else -np.inf
-
-
-@cuda.jit
-def scores_grid_stride(s, q, k, causal):
-    # each thread walks the keys of its query in steps of the grid's width
-    i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
-    b = cuda.blockIdx.z
-    T = q.shape[1]
-    d = q.shape[2]
-    if i < T:
-        j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-        while j < T:
-            if causal == 1 and i < j:
-                s[b, i, j] = NEG_INF
-            else:
-                x = 0.0
-                for c in range(d):
-                    x += q[b, i, c] * k[b, j, c]
-                s[b, i, j] = x / math.sqrt(d)
-            j += cuda.gridDim.x * cuda.blockDim.x
-
-
-# ------------------------------------------------------------------ fused per row
+from puzzles.llm.attention import flash as la
+from puzzles.llm.attention.common import BC, BR, MAX_D, NEG_INF
 
 
 def _row_kernel(rescale_acc=True, rescale_l=True, keys_off=1, scale=True, subtract_max=True, update_max=True):
@@ -183,11 +49,23 @@ def _row_kernel(rescale_acc=True, rescale_l=True, keys_off=1, scale=True, subtra
 
 
 row_no_rescale = _row_kernel(rescale_acc=False)
+
+
 row_sum_not_rescaled = _row_kernel(rescale_l=False)
+
+
 row_causal_off_by_one = _row_kernel(keys_off=0)
+
+
 row_no_scale = _row_kernel(scale=False)
+
+
 row_no_max_subtraction = _row_kernel(subtract_max=False)
+
+
 row_max_never_updated = _row_kernel(update_max=False)
+
+
 for _name in (
     "row_no_rescale",
     "row_sum_not_rescaled",
@@ -267,9 +145,6 @@ def row_branchy(out, q, k, v, causal):
         out[b, i, c] = acc[c] / lsum
 
 
-# ------------------------------------------------------------------ flash
-
-
 def _flash_kernel(
     rescale=True,
     barrier_before=True,
@@ -345,12 +220,26 @@ def _flash_kernel(
 
 
 flash_no_rescale = _flash_kernel(rescale=False)
+
+
 flash_no_barrier_between_tiles = _flash_kernel(barrier_before=False)
+
+
 flash_no_barrier_after_load = _flash_kernel(barrier_after=False)
+
+
 flash_causal_off_by_one = _flash_kernel(causal_off=0)
+
+
 flash_no_scale = _flash_kernel(scale=False)
+
+
 flash_tile_past_end = _flash_kernel(guard_load=False)
+
+
 flash_barrier_in_if = _flash_kernel(barrier_in_if=True)
+
+
 for _name in (
     "flash_no_rescale",
     "flash_no_barrier_between_tiles",
@@ -474,14 +363,6 @@ def flash_masked_scores(out, q, k, v, causal):
 
 
 MUTANTS = {
-    "llm3_attn_scores": [
-        ("scale 1/sqrt(d) missing", scores_no_scale, *WRONG),
-        ("causal mask off by one (diagonal hidden)", scores_causal_off_by_one, *WRONG),
-        ("masked score 0 instead of -inf", scores_mask_zero, *WRONG),
-        ("no bounds guard", scores_no_guard, *OOB),
-        ("query dotted with its own key", scores_query_as_key, *WRONG),
-        ("divided by sqrt(T) instead of sqrt(d)", scores_sqrt_seq, *WRONG),
-    ],
     "llm3_attn_row": [
         ("online-softmax rescale of acc forgotten", row_no_rescale, *WRONG),
         ("running sum lsum not rescaled", row_sum_not_rescaled, *WRONG),
@@ -502,10 +383,6 @@ MUTANTS = {
 }
 
 VARIANTS = {
-    "llm3_attn_scores": [
-        ("scale folded into q, -inf by expression", scores_prescaled),
-        ("grid-stride over keys", scores_grid_stride),
-    ],
     "llm3_attn_row": [
         ("two passes: max first, then sum", row_two_pass),
         ("rescale only when the max grows", row_branchy),
@@ -515,3 +392,5 @@ VARIANTS = {
         ("masked keys scored -inf", flash_masked_scores),
     ],
 }
+
+SEEDS = {p.name: (0, 1, 2) for p in la.PUZZLES}  # references and worked kernels too
