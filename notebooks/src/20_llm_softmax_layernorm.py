@@ -16,7 +16,7 @@
 #    gradients are sums over rows (atomics, then a deterministic two-stage version); RMSNorm.
 #
 # Every kernel here is checked against a NumPy version computed in float64, within a tolerance
-# derived from float32 arithmetic (the module `puzzles/llm/softmax_layernorm.py` says how), on shapes
+# derived from float32 arithmetic (each op file of `puzzles/llm/softmax_layernorm/` says how), on shapes
 # drawn per seed: one row, one feature, widths that are not multiples of 32, rows that are fully
 # masked, logits around +-100.
 
