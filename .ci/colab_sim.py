@@ -19,7 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from helpers import nbbuild  # noqa: E402
+from tools import nbbuild  # noqa: E402
 
 RUN = r"""
 import json, os, sys, time, io, contextlib, site

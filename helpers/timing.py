@@ -1,4 +1,5 @@
-"""GPU timing for the PMPP chapters: CUDA events, ceilings measured in the same run, tables, charts.
+"""GPU timing for the chapters' benchmarks: CUDA events, ceilings and peers measured in the same run,
+goals, tables, charts. (Over 400 lines: the one module every bench.py calls, as `timing.<name>`.)
 
 The pattern (after llm.c's dev/cuda): validate each variant against NumPy on
 fresh random data, then time it, then compare it with what the hardware can do
@@ -12,8 +13,9 @@ cuBLAS SGEMM for matmul):
         rows = chNN.benchmark()
         print(timing.table(rows)); timing.bar_chart(rows, title="...")
 
-Everything that touches the GPU is behind `skip_reason()`; the table and chart
-functions are plain Python and run anywhere.
+Everything that touches the GPU is behind `skip_reason()`; the table, goal and chart
+functions are plain Python and run anywhere. The convention a chapter's bench.py follows
+(rows, ceilings, peers, GOAL, GOALS, tuning) is written once, in CONTRIBUTING.md.
 """
 
 from __future__ import annotations
@@ -175,13 +177,35 @@ def _copy_kernel():
     return _COPY[0]
 
 
+def torch_or_reason():
+    """(torch, None) where PyTorch with CUDA is importable, else (None, why not). TF32 is turned off:
+    FP32 means FP32, the same arithmetic as the kernels under test."""
+    try:
+        import torch
+    except ImportError:
+        return None, "PyTorch is not installed: its row is skipped."
+    if not torch.cuda.is_available():
+        return None, "PyTorch sees no CUDA GPU: its row is skipped."
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    return torch, None
+
+
 def sgemm_ceiling(n=8192) -> Measurement | None:
-    """cuBLAS FP32 SGEMM of two n x n matrices through CuPy, or None where CuPy is missing."""
+    """cuBLAS FP32 SGEMM of two n x n matrices, the FLOP/s ceiling: through CuPy, else through PyTorch
+    (TF32 off), else None (the reason printed)."""
     _require_gpu()
     try:
         import cupy as cp
     except ImportError:
-        return None
+        torch, why = torch_or_reason()
+        if torch is None:
+            print(f"no SGEMM ceiling: CuPy is not installed; {why}")
+            return None
+        a = torch.randn(n, n, device="cuda")
+        b = torch.randn(n, n, device="cuda")
+        seconds = time_gpu(lambda: torch.matmul(a, b), batch=2, reps=5)
+        return Measurement("torch SGEMM (ceiling)", seconds, flops=2 * n**3, ceiling=True)
     rng = cp.random.default_rng(0)
     a = rng.standard_normal((n, n), dtype=cp.float32)
     b = rng.standard_normal((n, n), dtype=cp.float32)
@@ -226,7 +250,7 @@ _PROGRESS: list = []  # at most one callback, called after every time_gpu measur
 
 
 def set_progress(callback=None) -> None:
-    """Call `callback()` after each `time_gpu` measurement (None: stop). puzzles.bench draws its bar."""
+    """Call `callback()` after each `time_gpu` measurement (None: stop). tools.bench draws its bar."""
     _PROGRESS.clear()
     if callback is not None:
         _PROGRESS.append(callback)
@@ -357,6 +381,59 @@ def fraction_of_peer(rows, name) -> float | None:
     if other is None or unit is None or _rate(other, unit) <= 0:
         return None
     return _rate(row, unit) / _rate(other, unit)
+
+
+# ---------------------------------------------------------------------------- goals (CPU)
+
+# A chapter's GOAL: {"best": variant, "ceiling": "copy" | "sgemm" | the ceiling row's label,
+# "fraction": of the ceiling's rate, optional "peer": of the library peer's rate}; None: no goal.
+GOAL_KEYS = {"best": str, "ceiling": str, "fraction": (int, float), "peer": (int, float)}
+GOAL_REQUIRED = ("best", "ceiling", "fraction")
+
+
+def check_goal(goal: dict | None) -> dict | None:
+    """`goal` itself, after checking its keys and values (a ValueError names the wrong one): every
+    chapter's `GOAL = timing.check_goal({...})`, so a typo fails at import, not in a GPU run."""
+    if goal is None:
+        return None
+    if not isinstance(goal, dict):
+        raise ValueError(f"a GOAL is a dict or None, not {type(goal).__name__}")
+    unknown = sorted(set(goal) - set(GOAL_KEYS))
+    if unknown:
+        raise ValueError(f"GOAL has unknown key(s) {unknown}; the keys are {list(GOAL_KEYS)}")
+    missing = [k for k in GOAL_REQUIRED if k not in goal]
+    if missing:
+        raise ValueError(f"GOAL {goal} lacks {missing}: it needs {list(GOAL_REQUIRED)}")
+    for key, value in goal.items():
+        if not isinstance(value, GOAL_KEYS[key]) or isinstance(value, bool):
+            raise ValueError(f"GOAL[{key!r}] = {value!r}: expected {GOAL_KEYS[key]}")
+        if isinstance(value, str) and not value:
+            raise ValueError(f"GOAL[{key!r}] is empty")
+        if not isinstance(value, str) and not value > 0:
+            raise ValueError(f"GOAL[{key!r}] = {value!r}: a fraction above 0")
+    return goal
+
+
+CEILING_WORDS = ("copy", "sgemm", "ceiling")  # `against` words meaning the ceiling row of the variant's unit
+
+
+def goal_rows(rows, goals) -> list[tuple]:
+    """Further goals of a chapter (its `GOALS`, beside the one `GOAL` the goals table judges), judged
+    on the rows of one run: `goals` is [(variant, against, need)], `against` a row's name or one of
+    CEILING_WORDS; returns [(variant, against, ratio, need, met)], ratio the variant's rate over the
+    other's (None and met "?" where either row is missing), met "yes" or "NO"."""
+    by = {r.name: r for r in rows}
+    out = []
+    for name, against, need in goals:
+        row = by.get(name)
+        unit = _unit(row) if row is not None else None
+        other = _ceiling_for(rows, unit) if against in CEILING_WORDS else by.get(against)
+        if row is None or other is None or unit is None or _rate(other, unit) <= 0:
+            out.append((name, against, None, need, "?"))
+            continue
+        ratio = _rate(row, unit) / _rate(other, unit)
+        out.append((name, against, ratio, need, "yes" if ratio >= need else "NO"))
+    return out
 
 
 def _row_label(r: Measurement) -> str:

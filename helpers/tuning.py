@@ -10,7 +10,7 @@ T4's), so a chapter's benchmark() asks for it instead of hard-coding it:
 
 The cache is one JSON file, `~/.cache/massively-parallel/tuning.json` (`$XDG_CACHE_HOME` is honoured;
 `MP_TUNING_CACHE=path` overrides it; `MP_RETUNE=1` ignores what is cached), keyed by device name, then
-by knob name. Every choice made in this process is kept in `CHOSEN` so `python -m puzzles.bench`
+by knob name. Every choice made in this process is kept in `CHOSEN` so `python -m tools.bench`
 and the notebooks' "Measure it" can report the configuration they ran.
 """
 

@@ -11,8 +11,8 @@ package on `SEARCH`) defines `PUZZLES`, a list of `helpers.puzzle.Puzzle`.
 
 from __future__ import annotations
 
-import ast
 import importlib
+import json
 import pathlib
 import pkgutil
 from typing import Callable
@@ -29,7 +29,7 @@ SEARCH: list[str] = [__name__]
 _REGISTRY: dict[str, Puzzle] = {}
 _MODULES: dict[str, str] = {}  # puzzle name -> module name
 _LAST: dict[str, tuple] = {}  # puzzle name -> (kernel, seed, {case: RunRecord}) of the last check
-_SKIP = {"puzzles.bench"}  # tools living in the package
+_KINDS: dict[str, list[str]] = {}  # puzzle name -> how each of its mutants is caught (see _mutant_kinds)
 _PASSED: set[str] = set()  # puzzles whose check passed in this session
 
 
@@ -40,8 +40,6 @@ def _load() -> dict[str, Puzzle]:
         pkg = importlib.import_module(pkg_name)
         mods = sorted(m.name for m in pkgutil.walk_packages(pkg.__path__, pkg_name + ".") if not m.ispkg)
         for mod in mods:
-            if mod in _SKIP:
-                continue
             module = importlib.import_module(mod)
             for p in getattr(module, "PUZZLES", ()):
                 if p.name in _REGISTRY:
@@ -140,78 +138,14 @@ def wrong_cells(run: RunRecord) -> dict:
     return out
 
 
-# what a registered mutant is caught as: the shorthands of tests/mutants/common.py, then detail names
-_CAUGHT_AS = {
-    "WRONG": "a wrong answer",
-    "OOB": "an out-of-bounds access",
-    "RACE": "a data race",
-    "UNINIT": "a read of memory nobody wrote",
-    "NO_BARRIER": "a missing barrier",
-    "BARRIER": "a barrier not every thread reaches",
-    "READONLY": "a write to an input",
-    "WrongAnswer": "a wrong answer",
-    "OutOfBounds": "an out-of-bounds access",
-    "DataRace": "a data race",
-    "UninitializedRead": "a read of memory nobody wrote",
-    "BarrierDivergence": "a barrier not every thread reaches",
-    "WarpDivergence": "a warp-divergent shuffle or vote",
-    "Deadlock": "a deadlock",
-    "Runaway": "a kernel that never ends",
-    "ReadOnlyWrite": "a write to an input",
-    "CompileRejected": "code Numba cannot compile",
-    "InputModified": "a modified input",
-}
-
-
-def _mutant_kinds(module: str) -> dict[str, list[str]]:
-    """{puzzle: [how each registered mutant is caught]} read (not imported) from the module's
-    mutants file, tests/mutants/<subpackage>/<module>.py in the course checkout; {} without one."""
-    rel = module.split(".", 1)[1].replace(".", "/") + ".py"
-    path = pathlib.Path(__file__).resolve().parents[1] / "tests" / "mutants" / rel
-    try:
-        tree = ast.parse(path.read_text())
-    except (OSError, SyntaxError):
-        return {}
-    table = next(
-        (
-            n.value
-            for n in tree.body
-            if isinstance(n, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == "MUTANTS" for t in n.targets)
-            and isinstance(n.value, ast.Dict)
-        ),
-        None,
-    )
-    out: dict = {}
-    for key, value in zip(table.keys if table else (), table.values if table else ()):
-        if not (isinstance(key, ast.Constant) and isinstance(value, ast.List)):
-            continue
-        out[key.value] = [_caught_as(e) for e in value.elts]
-    return out
-
-
-def _caught_as(entry: ast.expr) -> str:
-    parts = entry.elts[2:] if isinstance(entry, ast.Tuple) else []
-    names = []
-    for p in parts:
-        if isinstance(p, ast.Starred):
-            p = p.value
-        if isinstance(p, ast.Call) and getattr(p.func, "id", "") == "over" and p.args:
-            p = ast.Constant("over budget: " + str(getattr(p.args[0], "value", "?")).replace("_", " "))
-        if isinstance(p, ast.Tuple) and p.elts:
-            p = p.elts[0]
-        if isinstance(p, ast.Name):
-            names.append(p.id)
-        elif isinstance(p, ast.Constant) and isinstance(p.value, str):
-            names.append(
-                p.value if p.value.startswith("over") else "over budget: " + p.value.replace("_", " ")
-            )
-    for n in reversed(names):  # the most specific first: the detail, then the exception
-        if n in _CAUGHT_AS:
-            return _CAUGHT_AS[n]
-        if n.startswith("over budget"):
-            return n
-    return "a known mistake"
+def _mutant_kinds() -> dict[str, list[str]]:
+    """{puzzle: [how each of its known-wrong kernels is caught]}: the course's mutants (tests/mutants/),
+    written into the package when the notebooks are built (`python -m tools.nbbuild`), so an installed
+    course has them too."""
+    if not _KINDS:
+        path = pathlib.Path(__file__).with_name("mutant_kinds.json")
+        _KINDS.update(json.loads(path.read_text()))
+    return _KINDS
 
 
 def summary(chapter: str | tuple[str, ...] | None = None) -> None:
@@ -223,7 +157,7 @@ def summary_text(chapter: str | tuple[str, ...] | None = None) -> str:
     """What this session proved for `chapter` (a Puzzle.chapter such as "pmpp-06", or a tuple of
     them; None: every puzzle checked so far): the puzzles passed, the ones left, and the known-wrong
     kernels the checker rejects for the passed ones. Computed from this session's checks and the
-    mutants files."""
+    mutants files (as built into puzzles/mutant_kinds.json)."""
     chapters = (chapter,) if isinstance(chapter, str) else tuple(chapter or ())
     wanted = [n for c in chapters for n in names(c)] if chapters else sorted(_PASSED)
     passed = [n for n in wanted if n in _PASSED]
@@ -231,7 +165,7 @@ def summary_text(chapter: str | tuple[str, ...] | None = None) -> str:
     kinds: dict[str, int] = {}
     caught = 0
     for n in passed:
-        for how in _mutant_kinds(module_of(n)).get(n, []):
+        for how in _mutant_kinds().get(n, []):
             kinds[how] = kinds.get(how, 0) + 1
             caught += 1
     where = ("chapter " + " and ".join(chapters)) if chapters else "this session"

@@ -1,5 +1,7 @@
 """The import graph of helpers/ and puzzles/, read with ast: no cycle, no import from a higher layer,
-and the pictures (helpers.viz) import nothing from the harness. Function-level imports count."""
+and the pictures (helpers.viz) import nothing from the harness. Function-level imports count.
+The tools (tools/: notebook builder, release, benchmarks, profiler launcher, simulator speed) sit above
+everything: they may import any of it, and nothing in helpers/ or puzzles/ imports them."""
 
 from __future__ import annotations
 
@@ -29,12 +31,8 @@ LAYERS = [
     ("puzzles", 6),  # exercise modules
     ("=puzzles", 7),  # the facade: check, show, hint, get, names
     ("=helpers", 7),  # helpers.setup / use / banner
-    ("helpers.nbbuild", 8),  # tools
-    ("helpers.release", 8),
-    ("helpers.sim.speed", 8),
-    ("puzzles.bench", 8),
-    ("puzzles.profile", 8),
 ]
+COURSE = ("helpers", "puzzles")  # what the wheel ships; tools/ is not in it
 
 
 def layer(module: str, table=LAYERS) -> int:
@@ -51,9 +49,9 @@ def layer(module: str, table=LAYERS) -> int:
     return found
 
 
-def modules() -> dict[str, Path]:
+def modules(tops=COURSE) -> dict[str, Path]:
     out = {}
-    for top in ("helpers", "puzzles"):
+    for top in tops:
         for path in sorted((ROOT / top).rglob("*.py")):
             parts = list(path.relative_to(ROOT).with_suffix("").parts)
             if parts[-1] == "__init__":
@@ -96,10 +94,21 @@ def imports(module: str, path: Path, known: set) -> set[str]:
     return found
 
 
-def graph() -> dict[str, set[str]]:
-    mods = modules()
+def graph(tops=COURSE) -> dict[str, set[str]]:
+    mods = modules(tops)
     known = set(mods)
     return {m: imports(m, p, known) for m, p in mods.items()}
+
+
+def into_tools(g: dict) -> list[str]:
+    """Edges from the course (helpers/, puzzles/) into tools/."""
+    return sorted(
+        f"{m} imports {t}"
+        for m, ts in g.items()
+        if not m.startswith("tools")
+        for t in ts
+        if t == "tools" or t.startswith("tools.")
+    )
 
 
 def upward(g: dict, table=LAYERS) -> list[str]:
@@ -165,6 +174,15 @@ def test_no_import_cycle(g):
 def viz_to_harness(g: dict) -> list[str]:
     viz = [m for m in g if m.startswith("helpers.viz")]
     return sorted(f"{m} -> helpers.check" for m in viz if "helpers.check" in g[m])
+
+
+def test_nothing_imports_the_tools():
+    g = graph((*COURSE, "tools"))
+    assert any(t.startswith("helpers") for t in g["tools.nbbuild"]), "the graph reads tools/"
+    assert into_tools(g) == []
+    fake = {m: set(ts) for m, ts in g.items()}
+    fake["puzzles"].add("tools.bench")  # the registry asking a tool: caught
+    assert into_tools(fake) == ["puzzles imports tools.bench"]
 
 
 def test_viz_imports_nothing_from_the_harness(g):

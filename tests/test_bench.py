@@ -1,4 +1,4 @@
-"""python -m puzzles.bench on fake measurements: progress on stderr, the goals table with the peer
+"""python -m tools.bench on fake measurements: progress on stderr, the goals table with the peer
 beside the ceiling, and the JSON file's shape (device, versions, every row, tuned configurations,
 verdicts). The chapters and the device are fakes; nothing here needs a GPU."""
 
@@ -9,7 +9,7 @@ import pytest
 
 from helpers import timing, tuning
 from helpers.timing import Measurement
-from puzzles import bench
+from tools import bench
 
 
 def fake_chapters(tmp_path):
@@ -42,6 +42,7 @@ def fake_chapters(tmp_path):
         __name__="puzzles.pmpp.cha_x",
         benchmark=bench_a,
         GOAL={"ceiling": "copy", "fraction": 0.7, "best": "cha_kernel", "peer": 1.0},
+        GOALS=[("cha_kernel", "cupy.thing (peer)", 2.0), ("cha_kernel", "copy", 0.5)],
     )
     b = types.SimpleNamespace(
         __name__="puzzles.pmpp.chb_y",
@@ -96,6 +97,9 @@ def test_json_shape_and_goals_table(fake_gpu, capsys):
     chb = next(line for line in table if line.startswith("chb "))
     assert "20.0%" in chb and chb.rstrip().endswith("NO")
     assert "tuned cha_kernel: 512 threads" in out
+    # the chapter's further GOALS, judged by timing.goal_rows: printed and kept in the JSON
+    assert "goal: cha_kernel vs cupy.thing (peer): 1.50x (goal >= 2.00x): NO" in out
+    assert "goal: cha_kernel vs copy: 0.75x (goal >= 0.50x): yes" in out
 
     data = json.loads(path.read_text())
     assert data["schema"] == 1 and data["command"].endswith(f"--json {path}")
@@ -122,6 +126,12 @@ def test_json_shape_and_goals_table(fake_gpu, capsys):
     assert chb_rows["chb_matmul"]["gflops"] == pytest.approx(10_000)
     assert chb_rows["chb_matmul"]["fraction_of_ceiling"] == pytest.approx(0.2)
     assert data["chapters"]["chb"]["peers"] == ["cuBLAS SGEMM (ceiling)"]
+    further = data["chapters"]["cha"]["further_goals"]
+    assert [(g["variant"], g["against"], g["met?"]) for g in further] == [
+        ("cha_kernel", "cupy.thing (peer)", "NO"),
+        ("cha_kernel", "copy", "yes"),
+    ]
+    assert further[0]["ratio"] == pytest.approx(1.5) and data["chapters"]["chb"]["further_goals"] == []
     assert "rows" not in data["chapters"]["chc"]
     assert data["chapters"]["chc"]["error"].startswith("validation failed: chc_kernel")
 
@@ -161,16 +171,64 @@ def test_peer_goal_missed_or_unmeasured():
     assert bench.goal_row("chx", old, rows[:2])[-1] == "yes"  # old GOALs (no peer key) still judged
 
 
+def test_a_chapter_package_is_found_with_its_bench_submodule(tmp_path, monkeypatch):
+    """A chapter package whose __init__ does not re-export benchmark/GOAL is timed through its `bench`
+    submodule; one that re-exports them, or a plain module, is timed through itself; without either,
+    it has no benchmark."""
+    import importlib
+
+    root = tmp_path / "fakecourse"
+    code = "GOAL = None\ndef benchmark(scale=1.0):\n    return []\n"
+    for pkg, init, sub in [
+        ("cha", "", code),
+        ("chb", "from .bench import GOAL, benchmark\n", code),
+        ("chc", "", None),
+    ]:
+        (root / pkg).mkdir(parents=True)
+        (root / pkg / "__init__.py").write_text(init)
+        if sub:
+            (root / pkg / "bench.py").write_text(sub)
+    (root / "__init__.py").write_text("")
+    (root / "chd.py").write_text(code)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found = {
+        n: bench.benchmark_of(importlib.import_module(f"fakecourse.{n}"))
+        for n in ("cha", "chb", "chc", "chd")
+    }
+    assert {n: getattr(h, "__name__", None) for n, h in found.items()} == {
+        "cha": "fakecourse.cha.bench",
+        "chb": "fakecourse.chb",
+        "chc": None,
+        "chd": "fakecourse.chd",
+    }
+
+
+def test_every_chapter_goal_is_checked_before_any_run(monkeypatch):
+    """chapter_modules checks each GOAL (timing.check_goal): a wrong key names the chapter."""
+    good = types.SimpleNamespace(__name__="x.good", GOAL={"best": "k", "ceiling": "copy", "fraction": 0.5})
+    bad = types.SimpleNamespace(__name__="x.bad", GOAL={"best": "k", "ceiling": "copy", "fracton": 0.5})
+    assert bench._checked([("cha", good)], timing) == [("cha", good)]
+    with pytest.raises(ValueError, match=r"chb \(x.bad\): GOAL has unknown key\(s\) \['fracton'\]"):
+        bench._checked([("cha", good), ("chb", bad)], timing)
+
+
+def test_the_real_chapters_are_found_and_their_goals_valid():
+    """Every chapter with a benchmark is found (modules or packages alike) and passes check_goal."""
+    tags = [t for t, _ in bench.chapter_modules()]
+    assert tags == [f"ch{n:02d}" for n in range(2, 19)] + ["llm1", "llm2", "llm3", "llm4"]
+    assert [t for t, _ in bench.chapter_modules({"ch10", "llm3"})] == ["ch10", "llm3"]
+
+
 def test_default_json_path_names_device():
     path = bench.default_json_path("NVIDIA H100 80GB HBM3")
     assert path.startswith("bench-nvidia-h100-80gb-hbm3-") and path.endswith(".json")
 
 
 def test_profile_launcher_skips_without_gpu_and_names_bad_chapters(capsys):
-    """`python -m puzzles.profile` (the launches behind the notebooks' profiler findings): on a machine
+    """`python -m tools.profile` (the launches behind the notebooks' profiler findings): on a machine
     without a GPU one line says why; a chapter with no study is refused, naming the ones there are."""
     from helpers import timing
-    from puzzles import profile
+    from tools import profile
 
     if timing.skip_reason() is None:
         pytest.skip("a GPU is present")

@@ -598,7 +598,7 @@ def test_lockstep_reference_list_names_puzzles():
 
 @pytest.mark.parametrize("kernel", ["scan 8x256", "matmul 64x64"])
 def test_speed_benchmark_kernels_run_on_lockstep(kernel):
-    from helpers.sim import speed
+    from tools import sim_speed as speed
 
     fn, grid, block, args, ok = speed.cases()[kernel]
     mine = [a.copy() if isinstance(a, np.ndarray) else a for a in args]

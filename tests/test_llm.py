@@ -2,7 +2,7 @@
 exercise has >= 5 mutants and >= 2 variants; the cases reach the edges; the softmax spec's masked
 rows; the tolerances are the derived ones; the two-stage parameter gradient is deterministic; the
 attention traffic formulas agree with the simulator's trace; the GPT-2 block matches NumPy (and its
-check catches a wrong attention); fusion moves fewer bytes; `python -m puzzles.bench` finds the
+check catches a wrong attention); fusion moves fewer bytes; `python -m tools.bench` finds the
 track and judges its goals against a peer ceiling; the notebooks' `import *` hands out no kernel.
 """
 
@@ -224,11 +224,11 @@ def test_fusion_moves_fewer_bytes():
     assert total[True] < total[False]
 
 
-# ---------------------------------------------------------------- python -m puzzles.bench
+# ---------------------------------------------------------------- python -m tools.bench
 
 
 def test_bench_finds_the_track():
-    from puzzles.bench import chapter_modules
+    from tools.bench import chapter_modules
 
     assert [t for t, _ in chapter_modules({"llm1", "llm2", "llm3", "llm4"})] == [
         "llm1",
@@ -246,7 +246,7 @@ def test_bench_finds_the_track():
 def test_goal_row_against_a_peer_ceiling():
     """Attention is judged against torch's SDPA and the fused block against the op-by-op one: rows the
     benchmarks mark as the ceiling, in FLOP/s, beside a byte-rate copy ceiling."""
-    from puzzles.bench import goal_row
+    from tools.bench import goal_row
 
     rows = [
         Measurement("device copy (ceiling)", 1.0, bytes=10**12, ceiling=True),
@@ -269,7 +269,7 @@ def test_goal_row_against_a_peer_ceiling():
 def test_bench_script_skips_without_gpu():
     env = dict(os.environ, MP_ENGINE="sim", PYTHONPATH=str(ROOT))
     r = subprocess.run(
-        [sys.executable, "-m", "puzzles.bench", "--only", "llm1", "--only", "llm3"],
+        [sys.executable, "-m", "tools.bench", "--only", "llm1", "--only", "llm3"],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -11,7 +11,7 @@ from numba import cuda
 
 from helpers import sim
 from helpers.sim import errors as E
-from helpers.sim import speed
+from tools import sim_speed as speed
 
 TPB = 64
 

@@ -1,4 +1,4 @@
-"""The notebook source format and builder (helpers.nbbuild), on a throwaway course in a temp dir."""
+"""The notebook source format and builder (tools.nbbuild), on a throwaway course in a temp dir."""
 
 import json
 import re
@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from helpers import nbbuild
+from tools import nbbuild
 from helpers.puzzle import Puzzle
 
 ROOT = Path(__file__).resolve().parents[1]

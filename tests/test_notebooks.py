@@ -1,6 +1,6 @@
 """The generated notebooks: current, runnable, and strict where they should be.
 
-(a) every generated file matches what `python -m helpers.nbbuild` would write;
+(a) every generated file matches what `python -m tools.nbbuild` would write;
 (b) each exercise notebook runs top to bottom on this machine, and the only
     cells that raise are check cells of unsolved stubs, raising NotSolvedYet;
 (c) the solution notebooks are run by nbval (pyproject testpaths, --nbval-lax)
@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from helpers import nbbuild
+from tools import nbbuild
 
 ROOT = Path(__file__).resolve().parents[1]
 STEMS = [p.stem for p in nbbuild.sources(ROOT)]
@@ -28,7 +28,7 @@ NBVAL_OPT_OUTS = ("raises-exception", "nbval-skip", "nbval-raises-exception")
 
 def test_generated_files_are_current():
     bad = nbbuild.stale(ROOT)
-    assert not bad, "stale: " + ", ".join(bad) + "\nrun `python -m helpers.nbbuild` and commit the result"
+    assert not bad, "stale: " + ", ".join(bad) + "\nrun `python -m tools.nbbuild` and commit the result"
 
 
 def _mentions(source, *names):

@@ -65,7 +65,7 @@ def test_benchmark_without_gpu():
     from helpers import timing
 
     if timing.skip_reason() is None:
-        pytest.skip("a GPU is present: the benchmark is run by puzzles.bench instead")
+        pytest.skip("a GPU is present: the benchmark is run by tools.bench instead")
     for m in MODULES:
         with pytest.raises(RuntimeError, match="timing skipped"):
             importlib.import_module(f"puzzles.{m}").benchmark(scale=0.01)

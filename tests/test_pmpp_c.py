@@ -4,7 +4,7 @@ Every variant passes the strict harness; every exercise stub raises NotSolvedYet
 rejects at least two known-wrong kernels for the right reason; the host-side hierarchical scan
 is right on the simulator; the benchmark kernels (the same code recompiled with GPU-sized
 constants by helpers.timing.specialize) are right on the simulator at small sizes; and
-`python -m puzzles.bench` skips cleanly without a GPU.
+`python -m tools.bench` skips cleanly without a GPU.
 """
 
 import inspect
@@ -158,7 +158,7 @@ def test_specialized_merges_on_simulator():
     assert np.array_equal(c, want)
 
 
-# ---------------------------------------------------------------- puzzles.bench
+# ---------------------------------------------------------------- tools.bench
 
 
 def test_goals_declared():
@@ -172,7 +172,7 @@ def test_goals_declared():
 
 def test_goal_row_arithmetic():
     from helpers.timing import Measurement
-    from puzzles.bench import goal_row
+    from tools.bench import goal_row
 
     rows = [
         Measurement("copy", 1.0, bytes=1000, ceiling=True),
@@ -187,7 +187,7 @@ def test_goal_row_arithmetic():
 
 
 def test_chapter_modules_found():
-    from puzzles.bench import chapter_modules
+    from tools.bench import chapter_modules
 
     tags = [t for t, _ in chapter_modules({"ch10", "ch11", "ch12"})]
     assert tags == ["ch10", "ch11", "ch12"]
@@ -196,7 +196,7 @@ def test_chapter_modules_found():
 def test_bench_script_skips_without_gpu():
     env = dict(os.environ, MP_ENGINE="sim", PYTHONPATH=str(ROOT))
     r = subprocess.run(
-        [sys.executable, "-m", "puzzles.bench", "--only", "ch10"],
+        [sys.executable, "-m", "tools.bench", "--only", "ch10"],
         cwd=ROOT,
         env=env,
         capture_output=True,

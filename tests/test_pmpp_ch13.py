@@ -99,7 +99,7 @@ def test_a_wrong_scatter_breaks_the_sort(simulator):
 def test_goal_is_judged_against_cupy_sort():
     # the benchmark lists cupy.sort first, as the ceiling row, so that the goal is a ratio to the peer
     from helpers.timing import Measurement
-    from puzzles.bench import goal_row
+    from tools.bench import goal_row
 
     assert ch13.GOAL["best"] == "ch13_radix_scatter_coarse" and ch13.GOAL["ceiling"] == "cupy.sort"
     nbytes = 8 << 26

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import nbbuild, release
+from tools import nbbuild, release
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,14 +1,20 @@
 """puzzles.summary: what a finished notebook prints, computed from this session's checks and the
-mutants files (not canned)."""
+mutants files (not canned), as built into puzzles/mutant_kinds.json by `python -m tools.nbbuild`."""
 
 from __future__ import annotations
 
 import importlib
+import json
+import pathlib
+import pkgutil
 from collections import Counter
 
 import pytest
 
 import puzzles
+from tools import mutant_kinds
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -30,7 +36,7 @@ def test_passing_checks_are_counted_with_their_mutants(fresh, capsys):
     assert "1 of 3 puzzles passed: ch06_transpose_tiled" in text
     mutants = importlib.import_module("mutants.pmpp.ch06_performance").MUTANTS["ch06_transpose_tiled"]
     assert f"rejects the {len(mutants)} known-wrong kernels" in text
-    kinds = Counter(puzzles._mutant_kinds("puzzles.pmpp.ch06_performance")["ch06_transpose_tiled"])
+    kinds = Counter(puzzles._mutant_kinds()["ch06_transpose_tiled"])
     assert kinds["over budget: bank conflicts"] == 1
     for kind, n in kinds.items():
         assert f"{kind} ({n})" in text
@@ -46,15 +52,29 @@ def test_a_failed_check_does_not_count(fresh):
     assert "0 of 3" in fresh.summary_text("pmpp-06")
 
 
-@pytest.mark.parametrize("module", ["puzzles.gpu_puzzles.p01_map", "puzzles.pmpp.ch10_reduction"])
-def test_mutant_counts_match_the_mutants_files(module):
-    """The summary reads the mutants files without importing them; it must count what they hold."""
-    mod = importlib.import_module(module)
-    real = importlib.import_module(module.replace("puzzles.", "mutants.", 1)).MUTANTS
-    read = puzzles._mutant_kinds(module)
-    assert {p: len(v) for p, v in read.items()} == {p: len(v) for p, v in real.items()}
-    assert set(read) <= {p.name for p in mod.PUZZLES}
-    assert all(k != "a known mistake" for v in read.values() for k in v)
+def test_mutant_counts_match_the_mutants_files():
+    """The summary's data (built from tests/mutants/) counts what every mutants file holds, for every
+    puzzle, and names how each is caught."""
+    import mutants
+
+    real = {}
+    for info in pkgutil.walk_packages(mutants.__path__, "mutants."):
+        real.update(getattr(importlib.import_module(info.name), "MUTANTS", {}))
+    shipped = json.loads((ROOT / mutant_kinds.FILE).read_text())
+    assert shipped == puzzles._mutant_kinds()
+    assert {p: len(v) for p, v in shipped.items()} == {p: len(v) for p, v in sorted(real.items())}
+    assert set(shipped) <= set(puzzles.names())
+    assert all(k != "a known mistake" for v in shipped.values() for k in v)
+
+
+def test_the_words_for_each_way_a_mutant_is_caught():
+    from mutants.common import NO_BARRIER, OOB, WRONG, over
+
+    assert mutant_kinds.caught_as(*OOB) == "an out-of-bounds access"
+    assert mutant_kinds.caught_as(*NO_BARRIER) == "a missing barrier"
+    assert mutant_kinds.caught_as(*WRONG) == "a wrong answer"
+    assert mutant_kinds.caught_as(*over("bank_conflicts")) == "over budget: bank conflicts"
+    assert mutant_kinds.caught_as(KeyError, None) == "a known mistake"
 
 
 def test_every_notebook_ends_with_its_summary():

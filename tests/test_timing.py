@@ -252,3 +252,60 @@ def test_roofline_chart_draws_roofs_and_one_point_per_variant():
 def test_roofline_without_flops_says_why():
     with pytest.raises(ValueError, match="no variant counts flops"):
         timing.roofline(rows_bw(), title="vector add")
+
+
+# ---------------------------------------------------------------------------- goals and the SGEMM ceiling
+
+
+def test_check_goal_returns_the_goal_or_names_what_is_wrong():
+    goal = {"best": "k", "ceiling": "copy", "fraction": 0.8, "peer": 1.0}
+    assert timing.check_goal(goal) is goal and timing.check_goal(None) is None
+    assert timing.check_goal({"best": "block, fused", "ceiling": "block, op by op", "fraction": 1.5})
+    for bad, message in [
+        ({"best": "k", "ceiling": "copy", "fraction": 0.8, "peers": 1.0}, r"unknown key\(s\) \['peers'\]"),
+        ({"best": "k", "fraction": 0.8}, r"lacks \['ceiling'\]"),
+        ({"best": "k", "ceiling": "copy", "fraction": "80%"}, r"GOAL\['fraction'\] = '80%'"),
+        ({"best": "k", "ceiling": "copy", "fraction": 0}, r"GOAL\['fraction'\] = 0: a fraction above 0"),
+        ({"best": "", "ceiling": "copy", "fraction": 0.8}, r"GOAL\['best'\] is empty"),
+        ({"best": "k", "ceiling": "copy", "fraction": True}, r"GOAL\['fraction'\] = True"),
+        ([("k", "copy", 0.8)], "a GOAL is a dict or None, not list"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            timing.check_goal(bad)
+
+
+def test_goal_rows_judges_against_the_ceiling_of_the_unit_or_a_named_row():
+    rows = [
+        timing.Measurement("copy (ceiling)", 1.0, bytes=1000, ceiling=True),
+        timing.Measurement("sgemm (ceiling)", 1.0, flops=10_000, ceiling=True),
+        timing.Measurement("k", 1.0, bytes=900),
+        timing.Measurement("mm", 1.0, flops=5_000),
+        timing.Measurement("torch k", 1.0, bytes=800, peer=True),
+    ]
+    got = timing.goal_rows(
+        rows,
+        [
+            ("k", "copy", 0.8),
+            ("mm", "sgemm", 0.6),
+            ("k", "torch k", 1.0),
+            ("k", "absent", 1.0),
+            ("gone", "copy", 1),
+        ],
+    )
+    assert [(n, a, None if r is None else round(r, 3), need, met) for n, a, r, need, met in got] == [
+        ("k", "copy", 0.9, 0.8, "yes"),
+        ("mm", "sgemm", 0.5, 0.6, "NO"),  # the FLOP/s ceiling, not the copy
+        ("k", "torch k", 1.125, 1.0, "yes"),
+        ("k", "absent", None, 1.0, "?"),
+        ("gone", "copy", None, 1, "?"),
+    ]
+
+
+def test_torch_or_reason_and_sgemm_ceiling_without_a_gpu():
+    torch, why = timing.torch_or_reason()
+    assert (torch is None) == (why is not None)
+    if torch is None:
+        assert why.endswith("its row is skipped.")
+    if timing.skip_reason() is not None:
+        with pytest.raises(RuntimeError, match="timing skipped"):
+            timing.sgemm_ceiling(64)

@@ -30,7 +30,7 @@ for cell in nb.cells:
     for out in cell.get("outputs", []):
         if out.get("output_type") == "error":
             print("ERROR", out["ename"], out["evalue"][:200].replace("\n", " "))
-        elif out.get("name") == "stdout" and "COURSE_FILE" in out["text"]:
+        elif out.get("name") == "stdout" and ("COURSE_FILE" in out["text"] or "passed" in out["text"]):
             print(out["text"].strip())
 """
 
@@ -93,6 +93,10 @@ def test_wheel_holds_every_module_of_helpers_and_puzzles(wheel_venv):
     for pkg in ("helpers", "puzzles"):
         for f in (ROOT / pkg).rglob("*.py"):
             assert str(f.relative_to(ROOT)) in names, f"{f.relative_to(ROOT)} missing from {whl.name}"
+    assert "puzzles/mutant_kinds.json" in names, "the summary's mutant counts (python -m tools.nbbuild)"
+    assert not [n for n in names if n.startswith(("tools/", "tests/"))], (
+        "tools and tests stay in the checkout"
+    )
 
 
 @pytest.mark.parametrize("version", ["exercise", "solution"])
@@ -121,5 +125,7 @@ def test_notebook_runs_from_the_installed_wheel(wheel_venv, version):
     errors = [ln for ln in lines if ln.startswith("ERROR")]
     if version == "solution":
         assert errors == []
+        # the last cell's summary counts the known-wrong kernels from the wheel's own data file
+        assert any("known-wrong kernels" in ln for ln in lines), lines[-5:]
     else:
         assert errors and all(ln.startswith("ERROR NotSolvedYet") for ln in errors), errors

@@ -1,16 +1,17 @@
 """Run every chapter's GPU benchmark in one process and check the course's goals.
 
-    python -m puzzles.bench                 # every puzzles/pmpp/ch*.py and puzzles/llm/*.py benchmark()
-    python -m puzzles.bench --only ch10     # one chapter (repeat --only for several)
-    python -m puzzles.bench --only llm3     # one transformer-kernels module (llm1 ... llm4)
-    python -m puzzles.bench --scale 0.25    # smaller inputs (quick look; goals are judged at scale 1)
-    python -m puzzles.bench --json out.json # where the results go (default: bench-<device>-<date>.json)
-    MP_RETUNE=1 python -m puzzles.bench     # search every tuned knob again instead of using the cache
+    python -m tools.bench                 # every chapter's benchmark() (puzzles/pmpp/ch*, puzzles/llm/*)
+    python -m tools.bench --only ch10     # one chapter (repeat --only for several)
+    python -m tools.bench --only llm3     # one transformer-kernels module (llm1 ... llm4)
+    python -m tools.bench --scale 0.25    # smaller inputs (quick look; goals are judged at scale 1)
+    python -m tools.bench --json out.json # where the results go (default: bench-<device>-<date>.json)
+    MP_RETUNE=1 python -m tools.bench     # search every tuned knob again instead of using the cache
 
 Each chapter validates its variants against NumPy before timing them and measures its ceiling
 (device copy or cuBLAS SGEMM; for the transformer kernels a peer row marked as the ceiling: torch's
 FP32 SDPA, the GPT-2 block op by op) and, where CuPy or PyTorch is installed, the library call a user
-would make instead (the peer) in the same run. Progress goes to stderr; the goals table to stdout;
+would make instead (the peer) in the same run; a chapter's GOAL is judged in the goals table, its
+further GOALS (if any) by `timing.goal_rows`. Progress goes to stderr; the goals table to stdout;
 every row, the device, versions, tuned configurations and verdicts to a JSON file. Exit status: 0
 when every validation passed (missed goals are reported, not fatal), 1 when a chapter failed
 validation or crashed, and 0 with one line saying why where there is no GPU.
@@ -29,9 +30,28 @@ import traceback
 from importlib import metadata
 
 
+def benchmark_of(chapter):
+    """What holds a chapter's `benchmark()` and `GOAL` (and optional `GOALS`): the chapter itself (a
+    module, or a package whose __init__ re-exports them) or else its `bench` submodule; None if neither."""
+    if callable(getattr(chapter, "benchmark", None)):
+        return chapter
+    if hasattr(chapter, "__path__"):  # a package
+        try:
+            sub = importlib.import_module(f"{chapter.__name__}.bench")
+        except ModuleNotFoundError as e:
+            if e.name != f"{chapter.__name__}.bench":
+                raise
+            return None
+        if callable(getattr(sub, "benchmark", None)):
+            return sub
+    return None
+
+
 def chapter_modules(only=()):
-    """(chapter tag, module) for every module with a benchmark(), in order: puzzles/pmpp/chNN_*.py
-    (tag "ch10"), then puzzles/llm/*.py (tag from its CHAPTER: "llm-3" -> "llm3")."""
+    """(chapter tag, what holds its benchmark) for every chapter with a benchmark(), in order:
+    puzzles/pmpp/chNN_* (tag "ch10"), then puzzles/llm/* (tag from its CHAPTER: "llm-3" -> "llm3").
+    A chapter is a module or a package (see `benchmark_of`)."""
+    from helpers import timing
     from puzzles import llm, pmpp
 
     found = []
@@ -41,18 +61,29 @@ def chapter_modules(only=()):
         tag = name.split("_")[0]  # "ch10"
         if only and tag not in only:
             continue
-        module = importlib.import_module(f"puzzles.pmpp.{name}")
-        if callable(getattr(module, "benchmark", None)):
-            found.append((tag, module))
+        holder = benchmark_of(importlib.import_module(f"puzzles.pmpp.{name}"))
+        if holder is not None:
+            found.append((tag, holder))
     if only and not any(t.startswith("llm") for t in only):
-        return found  # the llm modules import each other: load them only when asked
+        return _checked(found, timing)  # the llm chapters import each other: load them only when asked
     llm_found = []
     for name in (m.name for m in pkgutil.iter_modules(llm.__path__)):
-        module = importlib.import_module(f"puzzles.llm.{name}")
-        tag = getattr(module, "CHAPTER", name).replace("-", "")  # "llm3"
-        if (not only or tag in only) and callable(getattr(module, "benchmark", None)):
-            llm_found.append((tag, module))
-    return found + sorted(llm_found, key=lambda tm: tm[0])
+        chapter = importlib.import_module(f"puzzles.llm.{name}")
+        tag = getattr(chapter, "CHAPTER", name).replace("-", "")  # "llm3"
+        holder = benchmark_of(chapter)
+        if (not only or tag in only) and holder is not None:
+            llm_found.append((tag, holder))
+    return _checked(found + sorted(llm_found, key=lambda tm: tm[0]), timing)
+
+
+def _checked(found, timing):
+    """`found`, after checking every chapter's GOAL (timing.check_goal): a typo fails before any GPU run."""
+    for tag, holder in found:
+        try:
+            timing.check_goal(getattr(holder, "GOAL", None))
+        except ValueError as e:
+            raise ValueError(f"{tag} ({holder.__name__}): {e}") from None
+    return found
 
 
 GOAL_HEADER = (
@@ -71,13 +102,14 @@ GOAL_HEADER = (
 def goal_row(tag, module, rows):
     """One line of the goals table, GOAL_HEADER's columns.
 
-    GOAL keys: "best" (the variant judged), "ceiling" ("copy" or "sgemm") and "fraction" (of the
-    ceiling measured in the same run); optional "peer": the fraction of the library peer's rate the
-    best variant must reach (1.0: as fast as the call a user would make instead). Without "peer" the
-    ratio to the peer is reported, not judged."""
+    GOAL keys (checked by `timing.check_goal`): "best" (the variant judged), "ceiling" ("copy",
+    "sgemm" or the ceiling row's label) and "fraction" (of the ceiling measured in the same run);
+    optional "peer": the fraction of the library peer's rate the best variant must reach (1.0: as
+    fast as the call a user would make instead). Without "peer" the ratio to the peer is reported,
+    not judged."""
     from helpers import timing
 
-    goal = getattr(module, "GOAL", None)
+    goal = timing.check_goal(getattr(module, "GOAL", None))
     if not goal:
         mine = [r for r in rows if not (r.ceiling or r.peer)]
         best = max(mine, key=lambda r: r.gflops or r.gbps, default=None)
@@ -198,13 +230,14 @@ def row_dict(rows, r) -> dict:
 
 
 def results(device, args, chapters, goals, seconds) -> dict:
-    """Everything a run measured, as JSON-ready data. `chapters`: (tag, module name, rows or an error)."""
+    """Everything a run measured, as JSON-ready data. `chapters`: (tag, module name, rows or None, error
+    or None, the chapter's further goals judged by timing.goal_rows)."""
     from helpers import timing, tuning
 
     out = {
         "schema": 1,
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "command": "python -m puzzles.bench " + " ".join(args),
+        "command": "python -m tools.bench " + " ".join(args),
         "device": device,
         "packages": package_versions(),
         "python": sys.version.split()[0],
@@ -214,8 +247,11 @@ def results(device, args, chapters, goals, seconds) -> dict:
         "tuning": {name: c.as_dict() for name, c in tuning.CHOSEN.items()},
         "skipped_peers": [{"peer": n, "why": why} for n, why in timing.SKIPPED_PEERS],
     }
-    for tag, module_name, rows, error in chapters:
+    for tag, module_name, rows, error, further in chapters:
         entry = {"module": module_name, "error": error}
+        entry["further_goals"] = [
+            dict(zip(("variant", "against", "ratio", "goal", "met?"), g, strict=True)) for g in further
+        ]
         if rows is not None:
             entry["rows"] = [row_dict(rows, r) for r in rows]
             entry["ceilings"] = [r.name for r in rows if r.ceiling]
@@ -258,7 +294,7 @@ class Progress:
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(prog="python -m puzzles.bench", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.bench", description=__doc__.split("\n")[0])
     parser.add_argument("--scale", type=float, default=1.0, help="input size factor (goals assume 1.0)")
     parser.add_argument(
         "--only",
@@ -307,25 +343,25 @@ def main(argv=None) -> int:
                 print(f"VALIDATION FAILED: {e}")
                 failed.append(tag)
                 goals.append((tag, "-", "validation failed", "-", "-", "-", "-", "-", "NO"))
-                chapters.append((tag, module.__name__, None, f"validation failed: {e}"))
+                chapters.append((tag, module.__name__, None, f"validation failed: {e}", []))
                 continue
             except Exception as e:
                 progress.end(tag, "crashed")
                 traceback.print_exc()
                 failed.append(tag)
                 goals.append((tag, "-", "crashed", "-", "-", "-", "-", "-", "NO"))
-                chapters.append((tag, module.__name__, None, f"crashed: {type(e).__name__}: {e}"))
+                chapters.append((tag, module.__name__, None, f"crashed: {type(e).__name__}: {e}", []))
                 continue
             progress.end(tag, "ok")
             print(timing.table(rows))
             for knob in [k for k in tuning.CHOSEN if k not in before]:
                 print(f"tuned {tuning.CHOSEN[knob]}")
             goals.append(goal_row(tag, module, rows))
-            chapters.append((tag, module.__name__, rows, None))
-            if callable(getattr(module, "goals", None)):  # a module's further goals (torch's kernels, ...)
-                for gname, against, ratio, need, met in module.goals(rows):
-                    rate = "-" if ratio is None else f"{ratio:.2f}x"
-                    print(f"goal: {gname} vs {against}: {rate} (goal >= {need:.2f}x): {met}")
+            further = timing.goal_rows(rows, getattr(module, "GOALS", ()))  # beside the one GOAL
+            chapters.append((tag, module.__name__, rows, None, further))
+            for gname, against, ratio, need, met in further:
+                rate = "-" if ratio is None else f"{ratio:.2f}x"
+                print(f"goal: {gname} vs {against}: {rate} (goal >= {need:.2f}x): {met}")
     finally:
         timing.set_progress(None)
 

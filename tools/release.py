@@ -1,11 +1,11 @@
 """Where the course lives: one place names it, one command re-points every badge and setup cell.
 
-    python -m helpers.release                               # show the repository and ref in use
-    python -m helpers.release point OWNER/NAME [--ref REF]  # a fork or a release: rewrite + rebuild
-    python -m helpers.release check                         # every badge and setup cell agrees (exit 1)
+    python -m tools.release                               # show the repository and ref in use
+    python -m tools.release point OWNER/NAME [--ref REF]  # a fork or a release: rewrite + rebuild
+    python -m tools.release check                         # every badge and setup cell agrees (exit 1)
 
 The one place is `[tool.massively-parallel]` in pyproject.toml (`repository`, `ref`). Notebooks and
-the README are generated from it by helpers.nbbuild, so `point` rewrites that table and rebuilds.
+the README are generated from it by tools.nbbuild, so `point` rewrites that table and rebuilds.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def point(repo: str, ref: str | None = None, root: Path = ROOT) -> list:
     set_pointer(repo, ref or pointer(root)[1], root)
     # The builder reads the pointer when it starts, so it runs in a fresh interpreter.
     built = subprocess.run(
-        [sys.executable, "-m", "helpers.nbbuild", "--root", str(root)],
+        [sys.executable, "-m", "tools.nbbuild", "--root", str(root)],
         capture_output=True,
         text=True,
         check=True,
@@ -106,7 +106,7 @@ def point(repo: str, ref: str | None = None, root: Path = ROOT) -> list:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m helpers.release", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m tools.release", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd")
     p = sub.add_parser("point", help="point every badge and setup cell at OWNER/NAME (and --ref)")
     p.add_argument("repository")
@@ -122,7 +122,7 @@ def main(argv=None) -> int:
         for b in bad:
             print(b)
         if bad:
-            print("fix: python -m helpers.release point OWNER/NAME --ref REF", file=sys.stderr)
+            print("fix: python -m tools.release point OWNER/NAME --ref REF", file=sys.stderr)
         return 1 if bad else 0
     print("repository %s, ref %s" % pointer())
     return 0

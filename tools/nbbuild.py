@@ -1,7 +1,8 @@
 """Build the course notebooks from their sources.
 
-    python -m helpers.nbbuild           # rebuild notebooks/*.ipynb, notebooks/solutions/*.ipynb, README table
-    python -m helpers.nbbuild --check   # exit 1, listing every stale or orphaned file
+    python -m tools.nbbuild           # rebuild notebooks/*.ipynb, notebooks/solutions/*.ipynb, README table,
+                                      # and puzzles/mutant_kinds.json (what puzzles.summary() counts)
+    python -m tools.nbbuild --check   # exit 1, listing every stale or orphaned file
 
 A source `notebooks/src/NN_name.py` is a percent-format Python file:
 
@@ -32,11 +33,11 @@ from typing import Callable
 import nbformat
 from nbformat import v4
 
-from helpers import release
 from helpers.puzzle import make_stub, strip_markers
+from tools import mutant_kinds, release
 
 # Where notebooks fetch the course and badges open it: [tool.massively-parallel] in pyproject.toml,
-# re-pointed by `python -m helpers.release point OWNER/NAME --ref REF`.
+# re-pointed by `python -m tools.release point OWNER/NAME --ref REF`.
 REPO_PATH, COURSE_REF = release.pointer()
 REPO_URL = f"https://github.com/{REPO_PATH}"
 
@@ -316,6 +317,9 @@ def expected(root: Path = ROOT, lookup: Callable = None) -> dict:
     readme = root / "README.md"
     if readme.exists():
         want[readme] = _with_table(readme.read_text(), readme_table(rows), readme)
+    # a checkout (not the tests and notebooks copied beside an installed wheel): the summary's data
+    if (root / "puzzles").is_dir() and (root / "tests" / "mutants").is_dir():
+        want[root / mutant_kinds.FILE] = mutant_kinds.text(root)
     return want
 
 
@@ -346,7 +350,7 @@ def build(root: Path = ROOT, lookup: Callable = None) -> list:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m helpers.nbbuild", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m tools.nbbuild", description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="list stale files and exit 1 if any")
     ap.add_argument("--root", type=Path, default=ROOT, help="repository root (default: this checkout)")
     args = ap.parse_args(argv)
@@ -361,7 +365,7 @@ def main(argv=None) -> int:
         for p in bad:
             print(f"stale: {p}")
         if bad:
-            print("run `python -m helpers.nbbuild` and commit the result")
+            print("run `python -m tools.nbbuild` and commit the result")
             return 1
         print("notebooks up to date")
         return 0

@@ -1,6 +1,6 @@
 """Speed of helpers.sim against Numba's own CUDA simulator.
 
-    python -m helpers.sim.speed [--repeat N]
+    python -m tools.sim_speed [--repeat N]
 
 Runs (a) a Kogge-Stone scan, 8 blocks x 256 threads, shared memory and barriers,
 (b) a 64x64 tiled matmul with 16x16 tiles, (c) a warp-shuffle reduction, on
@@ -161,7 +161,7 @@ def main(argv):
         return
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     p = subprocess.run(
-        [sys.executable, "-m", "helpers.sim.speed", "--numba-sim", "--repeat", str(repeat)],
+        [sys.executable, "-m", "tools.sim_speed", "--numba-sim", "--repeat", str(repeat)],
         env=env,
         capture_output=True,
         text=True,
