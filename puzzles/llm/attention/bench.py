@@ -1,16 +1,17 @@
 """Attention on the GPU: naive, both flash kernels and torch's FP32 SDPA (the ceiling), causal,
-at GPT-2 small's shape, validated then timed. GOAL is judged by `python -m puzzles.bench`."""
+at GPT-2 small's shape, validated then timed. GOAL is judged by `python -m tools.bench`."""
 
 import numpy as np
 from numba import cuda
 
+from helpers import timing
 from puzzles.llm.attention.common import _TOL, _blocks, _qkv, attention_spec
 from puzzles.llm.attention.flash import attn_flash
 from puzzles.llm.attention.flash_tiled import TILED_GPU, tiled_for_gpu
 from puzzles.llm.attention.memory_traffic import traffic
 from puzzles.llm.attention.naive import attn_pv, attn_scores, attn_softmax
 
-GOAL = {"ceiling": "torch SDPA (FP32)", "fraction": 0.5, "best": "llm3_attn_flash_tiled"}
+GOAL = timing.check_goal({"ceiling": "torch SDPA (FP32)", "fraction": 0.5, "best": "llm3_attn_flash_tiled"})
 
 
 BENCH_SHAPE = dict(batch=8, heads=12, seq=1024, dim=64)
@@ -31,18 +32,16 @@ def benchmark(scale: float = 1.0, configs=(TILED_GPU,)):
     False` and `torch.backends.cudnn.allow_tf32 = False`, so every product is a true FP32 one as in
     our kernels. Prints the memory each version allocates beside Q, K, V and O.
     """
-    from helpers import timing
-    from helpers.timing import specialize
 
     b, h, d = BENCH_SHAPE["batch"], BENCH_SHAPE["heads"], BENCH_SHAPE["dim"]
     t = max(64, int(BENCH_SHAPE["seq"] * scale))
     bh = b * h
     rng = np.random.default_rng(15)
     br, bc = 64, 32
-    flash = specialize(attn_flash, BR=br, BC=bc, MAX_D=d)
-    scores = specialize(attn_scores)
-    softmax = specialize(attn_softmax)
-    pv = specialize(attn_pv)
+    flash = timing.specialize(attn_flash, BR=br, BC=bc, MAX_D=d)
+    scores = timing.specialize(attn_scores)
+    softmax = timing.specialize(attn_softmax)
+    pv = timing.specialize(attn_pv)
     tpb = 16
 
     def naive(tt, nbh):
@@ -114,19 +113,11 @@ def benchmark(scale: float = 1.0, configs=(TILED_GPU,)):
 
 def _torch_sdpa(q, k, v, b, h, t, d, flops):
     """torch's F.scaled_dot_product_attention in FP32, causal, validated against NumPy; (row, extra bytes)."""
-    from helpers import timing
-
-    try:
-        import torch
-        import torch.nn.functional as F
-    except ImportError:
-        print("  torch SDPA: torch is not installed, row skipped")
+    torch, why = timing.torch_or_reason()  # TF32 off
+    if torch is None:
+        print(f"  torch SDPA: {why}")
         return None, 0
-    if not torch.cuda.is_available():
-        print("  torch SDPA: torch sees no CUDA device, row skipped")
-        return None, 0
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    F = torch.nn.functional
     tq, tk, tv = (torch.from_numpy(a.reshape(b, h, t, d)).cuda() for a in (q, k, v))
     torch.cuda.synchronize()
     base = torch.cuda.memory_allocated()

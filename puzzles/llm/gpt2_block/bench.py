@@ -1,10 +1,11 @@
 """The GPT-2 block on the GPU at GPT-2 small's shapes, op by op and fused, validated against NumPy
-then timed launch by launch. GOAL (judged by `python -m puzzles.bench`): the fused block 1.5 times
+then timed launch by launch. GOAL (judged by `python -m tools.bench`): the fused block 1.5 times
 as fast as the op-by-op one."""
 
 import numpy as np
 from numba import cuda
 
+from helpers import timing
 from puzzles.llm.attention.flash_tiled import TILED_GPU, tiled_for_gpu
 from puzzles.llm.gpt2_block.matmul import gelu_tanh, linear, linear_gelu
 from puzzles.llm.gpt2_block.pipeline import (
@@ -21,7 +22,7 @@ GPT2_SMALL = dict(B=8, T=1024, C=768, NH=12)
 
 # the fused block against the same block op by op, in the same run: both rows count the block's FLOPs,
 # so the "fraction" is the speed-up
-GOAL = {"ceiling": "block, op by op", "fraction": 1.5, "best": "block, fused"}
+GOAL = timing.check_goal({"ceiling": "block, op by op", "fraction": 1.5, "best": "block, fused"})
 
 
 def block_flops(B: int, T: int, C: int) -> int:
@@ -34,8 +35,6 @@ def benchmark(scale: float = 1.0, tile: int = 16):
     each validated against NumPy (float64) on the first sequence, then every launch timed on its own.
     Prints a table of launches with bytes and time; returns the device copy (for scale) and one row per
     version of the whole block, both counting the block's FLOPs (the op-by-op row is the reference)."""
-    from helpers import timing
-    from helpers.timing import specialize
 
     B, T, C, NH = GPT2_SMALL["B"], max(16, int(GPT2_SMALL["T"] * scale)), GPT2_SMALL["C"], GPT2_SMALL["NH"]
     rng = np.random.default_rng(4)
@@ -44,8 +43,8 @@ def benchmark(scale: float = 1.0, tile: int = 16):
     hs = C // NH
     flash, fb_r = tiled_for_gpu(hs, *TILED_GPU)
     swaps = {
-        linear: specialize(linear, TILE=tile),
-        linear_gelu: specialize(linear_gelu, TILE=tile, device_functions=(gelu_tanh,)),
+        linear: timing.specialize(linear, TILE=tile),
+        linear_gelu: timing.specialize(linear_gelu, TILE=tile, device_functions=(gelu_tanh,)),
     }
     truth = block_ref(x[:1], params, NH, np.float64)[0]
     tol = 8 * float(np.abs(block_ref(x[:1], params, NH, np.float32)[0] - truth).max()) + 1e-6

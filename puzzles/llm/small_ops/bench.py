@@ -1,12 +1,13 @@
 """Transformer kernels 2 on the GPU: the fused cross-entropy over GPT-2's vocabulary, GELU, the
 residual add, AdamW over GPT-2 small's parameters and the embeddings, validated then timed against a
-device copy and PyTorch's kernels. GOAL is judged by `python -m puzzles.bench`; GOALS, the notebook's
+device copy and PyTorch's kernels. GOAL is judged by `python -m tools.bench`; GOALS, the notebook's
 further goals, by `goals(rows)`.
 """
 
 import numpy as np
 from numba import cuda
 
+from helpers import timing
 from puzzles.llm.small_ops.adamw import ADAM_ATOL, ADAM_RTOL, adam_state, adamw, adamw_spec, adamw_unrolled
 from puzzles.llm.small_ops.common import WARP, U
 from puzzles.llm.small_ops.crossentropy import (
@@ -35,8 +36,9 @@ from puzzles.llm.small_ops.gelu import (
     gelu_x,
 )
 from puzzles.llm.small_ops.residual import residual_add, residual_spec
+from puzzles.llm.softmax_layernorm.softmax import softmax_rtol
 
-GOAL = {"ceiling": "copy", "fraction": 0.8, "best": "llm2_adamw (unrolled)"}
+GOAL = timing.check_goal({"ceiling": "copy", "fraction": 0.8, "best": "llm2_adamw (unrolled)"})
 
 
 GOALS = [
@@ -48,9 +50,8 @@ GOALS = [
 
 
 def goals(rows) -> list:
-    from puzzles.llm.softmax_layernorm import goals as check_goals
-
-    return check_goals(rows, GOALS)
+    """[(variant, against, ratio, goal, met)] for GOALS, from the rows of one run (the notebook's table)."""
+    return timing.goal_rows(rows, GOALS)
 
 
 def benchmark(scale: float = 1.0):
@@ -59,11 +60,8 @@ def benchmark(scale: float = 1.0):
     (in place), the embedding forward/backward at B*T = 8192 tokens of 768 channels; PyTorch's kernels
     on the same data where torch is present; a device copy as the ceiling. Bytes counted: what each
     kernel must read and write at least."""
-    from helpers import timing
-    from helpers.timing import specialize
-    from puzzles.llm.softmax_layernorm import softmax_rtol, torch_or_reason
 
-    torch, why = torch_or_reason()
+    torch, why = timing.torch_or_reason()
     if torch is None:
         print(why)
     dev = cuda.get_current_device()
@@ -149,7 +147,7 @@ def benchmark(scale: float = 1.0):
     )
     residual_add[ew](d_o, d_xs, d_dout, n)
     timing.validate("llm2_residual_add", d_o.copy_to_host(), residual_spec(xs, dout, n), rtol=2 * U, atol=0.0)
-    gelu_u = specialize(gelu_forward_unrolled, UNROLL=4)
+    gelu_u = timing.specialize(gelu_forward_unrolled, UNROLL=4)
     for k in (n, 1000003, 77):  # full rounds and leftovers
         gelu_u[ew](d_o, d_xs, k)
         timing.validate(
@@ -192,7 +190,7 @@ def benchmark(scale: float = 1.0):
 
     # ---- AdamW over GPT-2 small's parameter count, in place (p_out is params, ...)
     hyper = dict(lr=6e-4, beta1=0.9, beta2=0.95, eps=1e-8, weight_decay=0.1)
-    adam_u = specialize(adamw_unrolled, UNROLL=4)
+    adam_u = timing.specialize(adamw_unrolled, UNROLL=4)
     for n_val, step in [(1_000_003, 1), (77_777, 10)]:
         p0 = rng.normal(0, 1, n_val).astype(np.float32)
         g0 = rng.normal(0, 0.1, n_val).astype(np.float32)

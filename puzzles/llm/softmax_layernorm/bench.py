@@ -1,6 +1,6 @@
 """Transformer kernels 1 on the GPU: softmax over rows of 1024 and LayerNorm over rows of 768,
 validated then timed against a device copy and PyTorch's kernels. GOAL is judged by
-`python -m puzzles.bench`; GOALS, the notebook's further goals, by `goals(rows)`.
+`python -m tools.bench`; GOALS, the notebook's further goals, by `goals(rows)`.
 """
 
 import math
@@ -8,6 +8,7 @@ import math
 import numpy as np
 from numba import cuda
 
+from helpers import timing
 from puzzles.llm.softmax_layernorm.common import (
     B_MAX,
     EPS,
@@ -37,7 +38,7 @@ from puzzles.llm.softmax_layernorm.softmax import (
     softmax_warp_cached,
 )
 
-GOAL = {"ceiling": "copy", "fraction": 0.8, "best": "llm1_softmax_warp_cached"}
+GOAL = timing.check_goal({"ceiling": "copy", "fraction": 0.8, "best": "llm1_softmax_warp_cached"})
 
 
 # the issue's other goals, judged by the notebook's "Measure it" and checked by `goals(rows)`
@@ -55,63 +56,39 @@ def norm_tol(cols: int) -> dict:
     return dict(rtol=rtol, atol=atol)
 
 
-def torch_or_reason():
-    """(torch, None) where PyTorch with CUDA is importable, else (None, why not). TF32 is turned off."""
-    try:
-        import torch
-    except ImportError:
-        return None, "PyTorch is not installed: its row is skipped."
-    if not torch.cuda.is_available():
-        return None, "PyTorch sees no CUDA GPU: its row is skipped."
-    # FP32 means FP32: no TensorFloat-32 in matmuls or cuDNN (these ops do not use them, but say so)
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    return torch, None
-
-
-def goals(rows, targets=None) -> list:
-    """[(variant, against, ratio, goal, met)] for `targets` (default GOALS), from the rows of one run."""
-    by = {r.name: r for r in rows}
-    copy = next((r for r in rows if r.ceiling), None)
-    out = []
-    for name, against, need in GOALS if targets is None else targets:
-        ref = copy if against == "copy" else by.get(against)
-        if name not in by or ref is None:
-            out.append((name, against, None, need, "?"))
-            continue
-        ratio = by[name].gbps / ref.gbps
-        out.append((name, against, ratio, need, "yes" if ratio >= need else "NO"))
-    return out
+def goals(rows) -> list:
+    """[(variant, against, ratio, goal, met)] for GOALS, from the rows of one run (the notebook's table)."""
+    return timing.goal_rows(rows, GOALS)
 
 
 def benchmark(scale: float = 1.0):
     """Validate, then time: softmax over rows of 1024 and LayerNorm over rows of 768 (GPT-2 small's
     width), 32768 rows each at scale 1, every variant of the chapter and PyTorch's kernels, against a
     device copy of the same bytes. Bytes counted: the input read once and the output written once."""
-    from helpers import timing
-    from helpers.timing import specialize
 
     rng = np.random.default_rng(20)
-    torch, why = torch_or_reason()
+    torch, why = timing.torch_or_reason()
     rpb = 4  # rows (warps) per block on the GPU
 
     def warp_launch(k, rpb=rpb):
         return lambda out, x: k[(x.shape[0] + rpb - 1) // rpb, rpb * WARP](out, x, x.shape[0], x.shape[1])
 
     sm_cols = 1024
+    cached = timing.specialize(softmax_warp_cached, PER_LANE=sm_cols // WARP)
     softmax = {
         "llm1_softmax_three_pass": lambda out, x: softmax_three_pass[(x.shape[0] + 127) // 128, 128](
             out, x, x.shape[0], x.shape[1]
         ),
         "llm1_softmax_block": (lambda k: lambda out, x: k[x.shape[0], 256](out, x, x.shape[0], x.shape[1]))(
-            specialize(softmax_block, TPB=256)
+            timing.specialize(softmax_block, TPB=256)
         ),
         "llm1_softmax_warp": warp_launch(softmax_warp),
         "llm1_softmax_online": warp_launch(softmax_online),
-        "llm1_softmax_warp_cached": warp_launch(specialize(softmax_warp_cached, PER_LANE=sm_cols // WARP)),
+        "llm1_softmax_warp_cached": warp_launch(
+            timing.specialize(softmax_warp_cached, PER_LANE=sm_cols // WARP)
+        ),
     }
     # the register-cached kernel with other block sizes (rows per block): its row is its best
-    cached = specialize(softmax_warp_cached, PER_LANE=sm_cols // WARP)
     other_blocks = {f"llm1_softmax_warp_cached ({r} rows/block)": warp_launch(cached, r) for r in (1, 2, 8)}
     # validation: masked rows, large logits, odd shapes; a vocabulary-long row for the uncached kernels
     for rows, cols, kind in [(777, 1000, "masked"), (301, sm_cols, "large"), (64, 50257, "normal")]:
@@ -181,7 +158,7 @@ def benchmark(scale: float = 1.0):
         "llm1_layernorm_forward": ln_launch(layernorm_forward),
         "llm1_layernorm_welford": ln_launch(layernorm_welford),
         "llm1_layernorm_forward (registers)": ln_launch(
-            specialize(layernorm_forward_cached, PER_LANE=ln_cols // WARP)
+            timing.specialize(layernorm_forward_cached, PER_LANE=ln_cols // WARP)
         ),
     }
     for rows, kind in [(777, "normal"), (333, "offset")]:
@@ -211,7 +188,7 @@ def benchmark(scale: float = 1.0):
         cuda.device_array(rows_n, np.float32),
     )
     ln_bytes = 2 * x.nbytes
-    ln_cached = specialize(layernorm_forward_cached, PER_LANE=ln_cols // WARP)
+    ln_cached = timing.specialize(layernorm_forward_cached, PER_LANE=ln_cols // WARP)
     for name, launch in norms.items():
         seconds = timing.time_gpu(lambda launch=launch: launch(out, mean, rstd, *d))
         if name.endswith("(registers)"):
