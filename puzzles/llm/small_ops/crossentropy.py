@@ -64,26 +64,50 @@ def crossentropy_backward_spec(logits, targets, dloss, rows, cols):
 
 def ce_logits(rng, rows, cols, large):
     x = rng.normal(0, rng.uniform(1, 4), (rows, cols))
-    if large:  # logits around +-100: exp overflows (or the sum underflows) without the max subtracted
+    if large is True:  # logits around +-100: exp overflows (or the sum underflows) without the max subtracted
         # both signs on every draw: rows alternate between +100 (overflow) and -100 (underflow)
         sign = rng.permutation(np.resize([1.0, -1.0], rows))[:, None]
         x = rng.uniform(-12, 12, (rows, cols)) + sign * rng.uniform(95, 100, (rows, 1))
     return x.astype(np.float32)
 
 
+def far_targets(rng, x, targets):
+    """Every row's target logit 106 or more below the row's maximum (one column near +7, the target
+    near -102; |x| stays under LOGIT_MAX): exp(x_t - m) underflows float32 (to 0 past a gap of
+    103.3), so a kernel that forms the probability p_t and then takes its log returns inf."""
+    rows, cols = x.shape
+    r = np.arange(rows)
+    top = (targets + 1 + rng.integers(0, cols - 1, rows)) % cols  # any column but the target
+    x[r, top] = rng.uniform(6, 8, rows)
+    x[r, targets] = -rng.uniform(100, 104, rows)
+    return x
+
+
+def ce_inputs(rng, rows, cols, kind):
+    """(logits, targets) of one case; kind: False (normal), True (large logits), "far" (far_targets)."""
+    x = ce_logits(rng, rows, cols, kind)
+    targets = rng.integers(0, cols, rows).astype(np.int32)
+    if kind == "far":
+        x = far_targets(rng, x, targets)
+    return x, targets
+
+
 def ce_shapes(rng):
+    # the last case is the regime of the lesson: a kernel taking log(p_t) fails it on every seed
     return [
         (1, int(rng.integers(40, 100)), False),
         (int(rng.integers(3, 6)), 1, False),
         (int(rng.integers(3, 6)), int(rng.choice([31, 33, rng.integers(34, 70)])), False),
         (int(rng.integers(2, 5)), int(rng.integers(20, 60)), True),
         (2, int(rng.integers(CE_MAX_COLS - 60, CE_MAX_COLS + 1)), False),
+        (int(rng.integers(2, 5)), int(rng.integers(20, 60)), "far"),
     ]
 
 
 def ce_cases(rng):
     out = []
-    for rows, cols, large in ce_shapes(rng):
+    for rows, cols, kind in ce_shapes(rng):
+        logits, targets = ce_inputs(rng, rows, cols, kind)
         grid, block = warp_per_row(rows)
         out.append(
             Case(
@@ -91,8 +115,8 @@ def ce_cases(rng):
                 block,
                 dict(
                     losses=np.zeros(rows, np.float32),
-                    logits=ce_logits(rng, rows, cols, large),
-                    targets=rng.integers(0, cols, rows).astype(np.int32),
+                    logits=logits,
+                    targets=targets,
                     rows=rows,
                     cols=cols,
                 ),
@@ -103,7 +127,8 @@ def ce_cases(rng):
 
 def ce_backward_cases(rng):
     out = []
-    for rows, cols, large in ce_shapes(rng):
+    for rows, cols, kind in ce_shapes(rng):
+        logits, targets = ce_inputs(rng, rows, cols, kind)
         grid, block = warp_per_row(rows)
         out.append(
             Case(
@@ -112,8 +137,8 @@ def ce_backward_cases(rng):
                 dict(
                     dlogits=np.zeros((rows, cols), np.float32),
                     losses=np.zeros(rows, np.float32),
-                    logits=ce_logits(rng, rows, cols, large),
-                    targets=rng.integers(0, cols, rows).astype(np.int32),
+                    logits=logits,
+                    targets=targets,
                     dloss=(rng.uniform(0.5, DLOSS_MAX, rows) / rows).astype(np.float32),
                     rows=rows,
                     cols=cols,

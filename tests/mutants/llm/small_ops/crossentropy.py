@@ -51,6 +51,15 @@ CE_FORWARD = [
     ),
     M(
         cf,
+        "ce_log_of_probability",
+        WRONG,  # p_t = exp(x_t - m) / d underflows to 0 when x_t is 104 below the max: log(0), inf
+        (
+            "losses[r] = math.log(d) + m - logits[r, targets[r]]",
+            "losses[r] = -math.log(math.exp(logits[r, targets[r]] - m) / d)",
+        ),
+    ),
+    M(
+        cf,
         "ce_rescale_forgotten",
         WRONG,
         ("d = d * math.exp(m - v) + np.float32(1.0)", "d = d + np.float32(1.0)"),
@@ -116,6 +125,15 @@ cb = m.crossentropy_softmax_backward
 
 
 CE_BACKWARD = [
+    M(
+        cb,
+        "cesb_log_of_probability",
+        WRONG,  # the loss from the probability: log(0) = -inf where the target is far below the max
+        (
+            "losses[r] = math.log(d) + m - logits[r, t]",
+            "losses[r] = -math.log(math.exp(logits[r, t] - m) * inv)",
+        ),
+    ),
     M(
         cb,
         "cesb_no_minus_one",
