@@ -35,7 +35,7 @@ BC = 4  # keys per K/V tile in shared memory
 MAX_D = 16  # largest head dimension the puzzles use (register and shared arrays are this wide)
 
 
-NEG_INF = -math.inf
+NEG_INF = np.float32(-np.inf)  # float32: a Python float (-math.inf) makes the arithmetic float64
 
 
 S_MAX = 100.0  # the largest |score| of the large-logit cases

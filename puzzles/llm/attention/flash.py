@@ -13,6 +13,7 @@ Tolerance: common.py's docstring.
 import math
 
 import numba
+import numpy as np
 from numba import cuda
 
 from helpers.puzzle import Budget, Puzzle
@@ -54,16 +55,16 @@ def attn_row(out, q, k, v, causal):
     qi = cuda.local.array(MAX_D, numba.float32)
     acc = cuda.local.array(MAX_D, numba.float32)
     if i < T:
-        scale = 1.0 / math.sqrt(d)
+        scale = np.float32(1.0) / math.sqrt(np.float32(d))
         for c in range(d):
             qi[c] = q[b, i, c] * scale  # the query, scaled, read once
             acc[c] = 0.0
         ### BEGIN SOLUTION
         m = NEG_INF  # running maximum of the scores seen so far
-        lsum = 0.0  # running sum of exp(score - m)
+        lsum = np.float32(0.0)  # running sum of exp(score - m)
         last = i + 1 if causal else T
         for j in range(last):
-            x = 0.0
+            x = np.float32(0.0)
             for c in range(d):
                 x += qi[c] * k[b, j, c]
             m_new = max(m, x)
@@ -115,13 +116,13 @@ def attn_flash(out, q, k, v, causal):
     b = cuda.blockIdx.y
     T = q.shape[1]
     d = q.shape[2]
-    scale = 1.0 / math.sqrt(d)
+    scale = np.float32(1.0) / math.sqrt(np.float32(d))
     if i < T:
         for c in range(d):
             qi[c] = q[b, i, c] * scale  # scaled once here, not once per key
             acc[c] = 0.0
     m = NEG_INF
-    lsum = 0.0
+    lsum = np.float32(0.0)
     # causal: keys past the block's last query are never needed; every thread agrees on the count
     last = min(T, q0 + BR) if causal else T
     for k0 in range(0, last, BC):
@@ -140,7 +141,7 @@ def attn_flash(out, q, k, v, causal):
                 hi = min(hi, i + 1 - k0)
             m_tile = NEG_INF
             for r in range(hi):
-                x = 0.0
+                x = np.float32(0.0)
                 for c in range(d):
                     x += qi[c] * kt[r, c]
                 sc[r] = x

@@ -138,14 +138,14 @@ def attn_flash_tiled(out, q, k, v, causal):
     q0 = (cuda.gridDim.x - 1 - cuda.blockIdx.x) * FB_R
     T = q.shape[1]
     d = q.shape[2]
-    scale = 1.0 / math.sqrt(d)
+    scale = np.float32(1.0) / math.sqrt(np.float32(d))
     # element e of a tile is row e // MAX_D, column e % MAX_D: MAX_D is a constant, so these are shifts
     # (d is known only at run time, and a 64-bit division by it costs dozens of instructions)
     for e in range(tid, FB_R * MAX_D, nt):
         r = (e & NONNEG) // MAX_D
         c = (e & NONNEG) % MAX_D
         if c < d:
-            qt[c * FB_R1 + r] = q[b, (q0 + r) & NONNEG, c] * scale if q0 + r < T else 0.0
+            qt[c * FB_R1 + r] = q[b, (q0 + r) & NONNEG, c] * scale if q0 + r < T else ZERO32
     for ii in range(RM):
         m[ii] = NEG_INF32
         lsum[ii] = ZERO32

@@ -82,7 +82,7 @@ def attn_scores(s, q, k, causal):
             acc = np.float32(0.0)
             for c in range(d):
                 acc += q[b, i, c] * k[b, j, c]
-            s[b, i, j] = acc / math.sqrt(d)
+            s[b, i, j] = acc / math.sqrt(np.float32(d))
         ### END SOLUTION
 
 

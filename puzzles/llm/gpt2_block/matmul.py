@@ -67,8 +67,8 @@ def linear(out, inp, w, bias):
     cout = w.shape[1]
     acc = np.float32(0.0)
     for c0 in range(0, cin, TILE):
-        a_t[ty, tx] = inp[n, c0 + tx] if n < rows and c0 + tx < cin else 0.0
-        w_t[ty, tx] = w[c0 + ty, o] if c0 + ty < cin and o < cout else 0.0
+        a_t[ty, tx] = inp[n, c0 + tx] if n < rows and c0 + tx < cin else np.float32(0.0)
+        w_t[ty, tx] = w[c0 + ty, o] if c0 + ty < cin and o < cout else np.float32(0.0)
         cuda.syncthreads()
         for kk in range(TILE):
             acc += a_t[ty, kk] * w_t[kk, tx]
@@ -113,8 +113,8 @@ def linear_gelu(out, inp, w, bias):
     acc = np.float32(0.0)
     ### BEGIN SOLUTION
     for c0 in range(0, cin, TILE):
-        a_t[ty, tx] = inp[n, c0 + tx] if n < rows and c0 + tx < cin else 0.0
-        w_t[ty, tx] = w[c0 + ty, o] if c0 + ty < cin and o < cout else 0.0
+        a_t[ty, tx] = inp[n, c0 + tx] if n < rows and c0 + tx < cin else np.float32(0.0)
+        w_t[ty, tx] = w[c0 + ty, o] if c0 + ty < cin and o < cout else np.float32(0.0)
         cuda.syncthreads()
         for kk in range(TILE):
             acc += a_t[ty, kk] * w_t[kk, tx]

@@ -187,7 +187,7 @@ def softmax_block(out, x, rows, cols):
     cuda.syncthreads()
     s = part[0]
     for j in range(t, cols, bd):
-        out[r, j] = math.exp(x[r, j] - m) / s if m != NEG_INF else 0.0
+        out[r, j] = math.exp(x[r, j] - m) / s if m != NEG_INF else np.float32(0.0)
     ### END SOLUTION
 
 
@@ -234,7 +234,7 @@ def softmax_warp(out, x, rows, cols):
         s += cuda.shfl_xor_sync(FULL_MASK, s, offset)
         offset //= 2
     for j in range(lane, cols, WARP):
-        out[r, j] = math.exp(x[r, j] - m) / s if m != NEG_INF else 0.0
+        out[r, j] = math.exp(x[r, j] - m) / s if m != NEG_INF else np.float32(0.0)
 
 
 SOFTMAX_WARP = Puzzle(
@@ -278,7 +278,7 @@ def softmax_online(out, x, rows, cols):
         m = mn
         offset //= 2
     for j in range(lane, cols, WARP):
-        out[r, j] = math.exp(x[r, j] - m) / d if m != NEG_INF else 0.0
+        out[r, j] = math.exp(x[r, j] - m) / d if m != NEG_INF else np.float32(0.0)
     ### END SOLUTION
 
 

@@ -7,6 +7,7 @@ Format: mutants/common.py. Every mutant is a mistake a learner makes writing att
 import math
 
 import numba
+import numpy as np
 from numba import cuda
 
 from mutants.common import BARRIER, NO_BARRIER, OOB, RACE, WRONG
@@ -23,18 +24,18 @@ def _row_kernel(rescale_acc=True, rescale_l=True, keys_off=1, scale=True, subtra
         d = q.shape[2]
         acc = cuda.local.array(MAX_D, numba.float32)
         if i < T:
-            sc = 1.0 / math.sqrt(d) if scale else 1.0
+            sc = np.float32(1.0) / math.sqrt(np.float32(d)) if scale else np.float32(1.0)
             for c in range(d):
                 acc[c] = 0.0
             m = NEG_INF
-            lsum = 0.0
+            lsum = np.float32(0.0)
             last = i + keys_off if causal else T
             for j in range(last):
-                x = 0.0
+                x = np.float32(0.0)
                 for c in range(d):
                     x += q[b, i, c] * k[b, j, c]
                 x *= sc
-                m_new = max(m, x) if subtract_max else 0.0
+                m_new = max(m, x) if subtract_max else np.float32(0.0)
                 alpha = math.exp(m - m_new) if subtract_max else 1.0
                 p = math.exp(x - m_new)
                 lsum = (lsum * alpha if rescale_l else lsum) + p
@@ -87,18 +88,18 @@ def row_two_pass(out, q, k, v, causal):
     acc = cuda.local.array(MAX_D, numba.float32)
     if i < T:
         last = i + 1 if causal else T
-        r = 1.0 / math.sqrt(d)
+        r = np.float32(1.0) / math.sqrt(np.float32(d))
         m = NEG_INF
         for j in range(last):
-            x = 0.0
+            x = np.float32(0.0)
             for c in range(d):
                 x += q[b, i, c] * k[b, j, c]
             m = max(m, x * r)
         for c in range(d):
             acc[c] = 0.0
-        lsum = 0.0
+        lsum = np.float32(0.0)
         for j in range(last):
-            x = 0.0
+            x = np.float32(0.0)
             for c in range(d):
                 x += q[b, i, c] * k[b, j, c]
             p = math.exp(x * r - m)
@@ -121,13 +122,13 @@ def row_branchy(out, q, k, v, causal):
     if i >= T:
         return
     for c in range(d):
-        qs[c] = q[b, i, c] / math.sqrt(d)
+        qs[c] = q[b, i, c] / math.sqrt(np.float32(d))
         acc[c] = 0.0
     m = NEG_INF
-    lsum = 0.0
+    lsum = np.float32(0.0)
     j = 0
     while j < T and (causal == 0 or j <= i):
-        x = 0.0
+        x = np.float32(0.0)
         for c in range(d):
             x += qs[c] * k[b, j, c]
         if x > m:
@@ -167,13 +168,13 @@ def _flash_kernel(
         b = cuda.blockIdx.y
         T = q.shape[1]
         d = q.shape[2]
-        scl = 1.0 / math.sqrt(d) if scale else 1.0
+        scl = np.float32(1.0) / math.sqrt(np.float32(d)) if scale else np.float32(1.0)
         if i < T:
             for c in range(d):
                 qi[c] = q[b, i, c] * scl
                 acc[c] = 0.0
         m = NEG_INF
-        lsum = 0.0
+        lsum = np.float32(0.0)
         last = min(T, q0 + BR) if causal else T
         for k0 in range(0, last, BC):
             if barrier_before:
@@ -194,7 +195,7 @@ def _flash_kernel(
                     hi = min(hi, i + causal_off - k0)
                 m_tile = NEG_INF
                 for r in range(hi):
-                    x = 0.0
+                    x = np.float32(0.0)
                     for c in range(d):
                         x += qi[c] * kt[r, c]
                     sc[r] = x
@@ -266,10 +267,10 @@ def flash_per_key(out, q, k, v, causal):
     d = q.shape[2]
     if i < T:
         for c in range(d):
-            qi[c] = q[b, i, c] / math.sqrt(d)
+            qi[c] = q[b, i, c] / math.sqrt(np.float32(d))
             acc[c] = 0.0
     m = NEG_INF
-    lsum = 0.0
+    lsum = np.float32(0.0)
     ntiles = (T + BC - 1) // BC
     if causal:
         ntiles = (min(T, cuda.blockIdx.x * BR + BR) + BC - 1) // BC
@@ -284,7 +285,7 @@ def flash_per_key(out, q, k, v, causal):
         for r in range(BC):
             j = k0 + r
             if i < T and j < T and (causal == 0 or j <= i):
-                x = 0.0
+                x = np.float32(0.0)
                 for c in range(d):
                     x += qi[c] * kt[r, c]
                 m_new = max(m, x)
@@ -312,14 +313,14 @@ def flash_masked_scores(out, q, k, v, causal):
     b = cuda.blockIdx.y
     T = q.shape[1]
     d = q.shape[2]
-    r_sqrt = 1.0 / math.sqrt(d)
+    r_sqrt = np.float32(1.0) / math.sqrt(np.float32(d))
     live = i < T
     if live:
         for c in range(d):
             qi[c] = q[b, i, c] * r_sqrt
             acc[c] = 0.0
     m = NEG_INF
-    lsum = 0.0
+    lsum = np.float32(0.0)
     end = T
     if causal:
         end = min(T, cuda.blockIdx.x * BR + BR)
@@ -339,7 +340,7 @@ def flash_masked_scores(out, q, k, v, causal):
                 if causal and k0 + r > i:
                     sc[r] = NEG_INF
                 else:
-                    x = 0.0
+                    x = np.float32(0.0)
                     for c in range(d):
                         x += qi[c] * kt[r, c]
                     sc[r] = x

@@ -112,7 +112,7 @@ def scores_prescaled(s, q, k, causal):
     if i >= T or j >= T:
         return
     d = q.shape[2]
-    r = 1.0 / math.sqrt(d)
+    r = np.float32(1.0) / math.sqrt(np.float32(d))
     acc = np.float32(0.0)
     for c in range(d - 1, -1, -1):
         acc += (q[b, i, c] * r) * k[b, j, c]
@@ -132,10 +132,10 @@ def scores_grid_stride(s, q, k, causal):
             if causal == 1 and i < j:
                 s[b, i, j] = NEG_INF
             else:
-                x = 0.0
+                x = np.float32(0.0)
                 for c in range(d):
                     x += q[b, i, c] * k[b, j, c]
-                s[b, i, j] = x / math.sqrt(d)
+                s[b, i, j] = x / math.sqrt(np.float32(d))
             j += cuda.gridDim.x * cuda.blockDim.x
 
 

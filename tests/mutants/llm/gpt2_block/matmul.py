@@ -12,7 +12,7 @@ from numba import cuda
 
 from mutants.common import NO_BARRIER, OOB, RACE, WRONG
 from puzzles.llm.gpt2_block import matmul as gb
-from puzzles.llm.gpt2_block.common import TILE
+from puzzles.llm.gpt2_block.common import GELU_C, GELU_K, TILE
 from puzzles.llm.gpt2_block.matmul import gelu_tanh
 
 
@@ -32,10 +32,10 @@ def _linear_gelu(
         acc = np.float32(0.0)
         for c0 in range(0, cin, TILE):
             if guard:
-                a_t[ty, tx] = inp[n, c0 + tx] if n < rows and c0 + tx < cin else 0.0
+                a_t[ty, tx] = inp[n, c0 + tx] if n < rows and c0 + tx < cin else np.float32(0.0)
             else:
                 a_t[ty, tx] = inp[n, c0 + tx]
-            w_t[ty, tx] = w[c0 + ty, o] if c0 + ty < cin and o < cout else 0.0
+            w_t[ty, tx] = w[c0 + ty, o] if c0 + ty < cin and o < cout else np.float32(0.0)
             if barrier_after_load:
                 cuda.syncthreads()
             for kk in range(TILE):
@@ -43,10 +43,10 @@ def _linear_gelu(
             if barrier_before_next:
                 cuda.syncthreads()
         if n < rows and o < cout:
-            b = bias[o] if use_bias else 0.0
+            b = bias[o] if use_bias else np.float32(0.0)
             if erf:
                 z = acc + b
-                out[n, o] = 0.5 * z * (1.0 + math.erf(z / math.sqrt(2.0)))
+                out[n, o] = np.float32(0.5) * z * (np.float32(1.0) + math.erf(z / math.sqrt(np.float32(2.0))))
             elif bias_first:
                 out[n, o] = gelu_tanh(acc + b)
             else:
@@ -97,17 +97,19 @@ def lg_tanh_by_exp(out, inp, w, bias):
     for c0 in range(0, inp.shape[1], TILE):
         ok_a = n < inp.shape[0] and c0 + tx < inp.shape[1]
         ok_w = c0 + ty < inp.shape[1] and o < w.shape[1]
-        a_t[ty, tx] = inp[n, c0 + tx] if ok_a else 0.0
-        w_t[ty, tx] = w[c0 + ty, o] if ok_w else 0.0
+        a_t[ty, tx] = inp[n, c0 + tx] if ok_a else np.float32(0.0)
+        w_t[ty, tx] = w[c0 + ty, o] if ok_w else np.float32(0.0)
         cuda.syncthreads()
         for kk in range(TILE - 1, -1, -1):
             acc += a_t[ty, kk] * w_t[kk, tx]
         cuda.syncthreads()
     if n < inp.shape[0] and o < w.shape[1]:
         z = acc + bias[o]
-        u = 0.7978845608028654 * (z + 0.044715 * z * z * z)
-        th = 1.0 - 2.0 / (math.exp(min(2.0 * u, 80.0)) + 1.0)
-        out[n, o] = 0.5 * z * (1.0 + th)
+        u = GELU_K * (z + GELU_C * z * z * z)
+        th = np.float32(1.0) - np.float32(2.0) / (
+            math.exp(min(np.float32(2.0) * u, np.float32(80.0))) + np.float32(1.0)
+        )
+        out[n, o] = np.float32(0.5) * z * (np.float32(1.0) + th)
 
 
 @cuda.jit
@@ -123,8 +125,8 @@ def lg_transposed_roles(out, inp, w, bias):
     cout = w.shape[1]
     acc = np.float32(0.0)
     for c0 in range(0, cin, TILE):
-        a_t[tx, ty] = inp[n, c0 + ty] if n < rows and c0 + ty < cin else 0.0
-        w_t[tx, ty] = w[c0 + tx, o] if c0 + tx < cin and o < cout else 0.0
+        a_t[tx, ty] = inp[n, c0 + ty] if n < rows and c0 + ty < cin else np.float32(0.0)
+        w_t[tx, ty] = w[c0 + tx, o] if c0 + tx < cin and o < cout else np.float32(0.0)
         cuda.syncthreads()
         for kk in range(TILE):
             acc += a_t[tx, kk] * w_t[kk, ty]

@@ -49,7 +49,7 @@ SOFTMAX_BLOCK = [
             "    if m != NEG_INF:\n        for j in range(t, cols, bd):\n            s +=",
             "    if True:\n        for j in range(t, cols, bd):\n            s +=",
         ),
-        ("/ s if m != NEG_INF else 0.0", "/ s"),
+        ("/ s if m != NEG_INF else np.float32(0.0)", "/ s"),
     ),
     M(
         sb,
@@ -170,7 +170,7 @@ def block_online(out, x, rows, cols):
     mx = pm[0]
     d = pd[0]
     for j in range(t, cols, bd):
-        out[r, j] = math.exp(x[r, j] - mx) / d if mx > NEG_INF else 0.0
+        out[r, j] = math.exp(x[r, j] - mx) / d if mx > NEG_INF else np.float32(0.0)
 
 
 SOFTMAX_WARP = [
@@ -221,7 +221,7 @@ SOFTMAX_ONLINE = [
         WRONG,  # -inf values exponentiated: NaN on the masked row
         ("elif v != NEG_INF:", "else:"),
         ("if mn != NEG_INF:\n", "if True:\n"),
-        ("/ d if m != NEG_INF else 0.0", "/ d"),
+        ("/ d if m != NEG_INF else np.float32(0.0)", "/ d"),
     ),
     M(
         so,
@@ -306,7 +306,7 @@ def online_down_then_broadcast(out, x, rows, cols):
     mx = cuda.shfl_sync(FULL_MASK, mx, 0)
     d = cuda.shfl_sync(FULL_MASK, d, 0)
     for j in range(lane, cols, WARP):
-        out[r, j] = math.exp(x[r, j] - mx) / d if mx > NEG_INF else 0.0
+        out[r, j] = math.exp(x[r, j] - mx) / d if mx > NEG_INF else np.float32(0.0)
 
 
 MUTANTS = {
