@@ -16,7 +16,7 @@
 #    gradients are sums over rows (atomics, then a deterministic two-stage version); RMSNorm.
 #
 # Every kernel here is checked against a NumPy version computed in float64, within a tolerance
-# derived from float32 arithmetic (the module `puzzles/llm/softmax_layernorm.py` says how), on shapes
+# derived from float32 arithmetic (each op file of `puzzles/llm/softmax_layernorm/` says how), on shapes
 # drawn per seed: one row, one feature, widths that are not multiples of 32, rows that are fully
 # masked, logits around +-100.
 
@@ -170,7 +170,7 @@ def softmax_block_no_barrier(out, x, rows, cols):
     cuda.syncthreads()
     s = part[0]
     for j in range(t, cols, bd):
-        out[r, j] = math.exp(x[r, j] - m) / s if m != NEG_INF else 0.0
+        out[r, j] = math.exp(x[r, j] - m) / s if m != NEG_INF else np.float32(0.0)
 
 
 expect_failure(KernelDiagnosed, puzzles.check, "llm1_softmax_block", softmax_block_no_barrier, seed=0)
@@ -260,7 +260,7 @@ def softmax_online_no_rescale(out, x, rows, cols):
         m = mn
         offset //= 2
     for j in range(lane, cols, WARP):
-        out[r, j] = math.exp(x[r, j] - m) / d if m != NEG_INF else 0.0
+        out[r, j] = math.exp(x[r, j] - m) / d if m != NEG_INF else np.float32(0.0)
 
 
 expect_failure(WrongAnswer, puzzles.check, "llm1_softmax_online", softmax_online_no_rescale, seed=0)

@@ -204,12 +204,12 @@ def row_no_rescale(out, q, k, v, causal):
         for c in range(d):
             acc[c] = 0.0
         m = NEG_INF
-        lsum = 0.0
+        lsum = np.float32(0.0)
         for j in range(i + 1 if causal else T):
-            x = 0.0
+            x = np.float32(0.0)
             for c in range(d):
                 x += q[b, i, c] * k[b, j, c]
-            x /= math.sqrt(d)
+            x /= math.sqrt(np.float32(d))
             m_new = max(m, x)
             alpha = math.exp(m - m_new)
             p = math.exp(x - m_new)
@@ -278,10 +278,10 @@ def flash_one_barrier(out, q, k, v, causal):
     d = q.shape[2]
     if i < T:
         for c in range(d):
-            qi[c] = q[b, i, c] / math.sqrt(d)
+            qi[c] = q[b, i, c] / math.sqrt(np.float32(d))
             acc[c] = 0.0
     m = NEG_INF
-    lsum = 0.0
+    lsum = np.float32(0.0)
     for k0 in range(0, min(T, q0 + BR) if causal else T, BC):
         for e in range(t, BC * d, BR):
             if k0 + e // d < T:
@@ -290,7 +290,7 @@ def flash_one_barrier(out, q, k, v, causal):
         cuda.syncthreads()  # only after loading: nothing before the next load
         if i < T:
             for r in range(min(BC, T - k0, i + 1 - k0) if causal else min(BC, T - k0)):
-                x = 0.0
+                x = np.float32(0.0)
                 for c in range(d):
                     x += qi[c] * kt[r, c]
                 m_new = max(m, x)
@@ -327,10 +327,10 @@ def flash_tile_past_end(out, q, k, v, causal):
     d = q.shape[2]
     if i < T:
         for c in range(d):
-            qi[c] = q[b, i, c] / math.sqrt(d)
+            qi[c] = q[b, i, c] / math.sqrt(np.float32(d))
             acc[c] = 0.0
     m = NEG_INF
-    lsum = 0.0
+    lsum = np.float32(0.0)
     for k0 in range(0, min(T, q0 + BR) if causal else T, BC):
         cuda.syncthreads()
         for e in range(t, BC * d, BR):
@@ -339,7 +339,7 @@ def flash_tile_past_end(out, q, k, v, causal):
         cuda.syncthreads()
         if i < T:
             for r in range(min(BC, T - k0, i + 1 - k0) if causal else min(BC, T - k0)):
-                x = 0.0
+                x = np.float32(0.0)
                 for c in range(d):
                     x += qi[c] * kt[r, c]
                 m_new = max(m, x)

@@ -120,15 +120,16 @@ def linear_gelu_erf(out, inp, w, bias):
     cout = w.shape[1]
     acc = np.float32(0.0)
     for c0 in range(0, cin, TILE):
-        a_t[ty, tx] = inp[n, c0 + tx] if n < rows and c0 + tx < cin else 0.0
-        w_t[ty, tx] = w[c0 + ty, o] if c0 + ty < cin and o < cout else 0.0
+        a_t[ty, tx] = inp[n, c0 + tx] if n < rows and c0 + tx < cin else np.float32(0.0)
+        w_t[ty, tx] = w[c0 + ty, o] if c0 + ty < cin and o < cout else np.float32(0.0)
         cuda.syncthreads()
         for kk in range(TILE):
             acc += a_t[ty, kk] * w_t[kk, tx]
         cuda.syncthreads()
     if n < rows and o < cout:
         z = acc + bias[o]
-        out[n, o] = 0.5 * z * (1.0 + math.erf(z / math.sqrt(2.0)))  # exact GELU
+        # the exact GELU, with erf
+        out[n, o] = np.float32(0.5) * z * (np.float32(1.0) + math.erf(z / math.sqrt(np.float32(2.0))))
 
 
 expect_failure(WrongAnswer, puzzles.check, "llm4_linear_gelu", linear_gelu_erf)

@@ -1,4 +1,4 @@
-"""Known-wrong and known-right kernels for Transformer kernels 3 (attention).
+"""Known-wrong and known-right kernels for puzzles/llm/attention/flash.py (row and FlashAttention-style).
 
 MUTANTS[puzzle] = [(name, kernel, expected exception, detail)]; VARIANTS[puzzle] = [(name, kernel)].
 Format: mutants/common.py. Every mutant is a mistake a learner makes writing attention.
@@ -11,141 +11,8 @@ import numpy as np
 from numba import cuda
 
 from mutants.common import BARRIER, NO_BARRIER, OOB, RACE, WRONG
-from puzzles.llm import attention as la
-from puzzles.llm.attention import BC, BR, MAX_D, NEG_INF
-
-SEEDS = {p.name: (0, 1, 2) for p in la.PUZZLES}  # references and worked kernels too
-
-
-# ------------------------------------------------------------------ scores
-
-
-@cuda.jit
-def scores_no_scale(s, q, k, causal):
-    j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
-    b = cuda.blockIdx.z
-    if i < q.shape[1] and j < q.shape[1]:
-        if causal and j > i:
-            s[b, i, j] = NEG_INF
-        else:
-            acc = np.float32(0.0)
-            for c in range(q.shape[2]):
-                acc += q[b, i, c] * k[b, j, c]
-            s[b, i, j] = acc  # 1 / sqrt(d) forgotten
-
-
-@cuda.jit
-def scores_causal_off_by_one(s, q, k, causal):
-    j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
-    b = cuda.blockIdx.z
-    if i < q.shape[1] and j < q.shape[1]:
-        if causal and j >= i:  # hides the diagonal: a token may attend to itself
-            s[b, i, j] = NEG_INF
-        else:
-            acc = np.float32(0.0)
-            for c in range(q.shape[2]):
-                acc += q[b, i, c] * k[b, j, c]
-            s[b, i, j] = acc / math.sqrt(q.shape[2])
-
-
-@cuda.jit
-def scores_mask_zero(s, q, k, causal):
-    j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
-    b = cuda.blockIdx.z
-    if i < q.shape[1] and j < q.shape[1]:
-        if causal and j > i:
-            s[b, i, j] = 0.0  # exp(0) = 1: the future still gets weight
-        else:
-            acc = np.float32(0.0)
-            for c in range(q.shape[2]):
-                acc += q[b, i, c] * k[b, j, c]
-            s[b, i, j] = acc / math.sqrt(q.shape[2])
-
-
-@cuda.jit
-def scores_no_guard(s, q, k, causal):
-    j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
-    b = cuda.blockIdx.z
-    if causal and j > i:
-        s[b, i, j] = NEG_INF
-    else:
-        acc = np.float32(0.0)
-        for c in range(q.shape[2]):
-            acc += q[b, i, c] * k[b, j, c]
-        s[b, i, j] = acc / math.sqrt(q.shape[2])
-
-
-@cuda.jit
-def scores_query_as_key(s, q, k, causal):
-    j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
-    b = cuda.blockIdx.z
-    if i < q.shape[1] and j < q.shape[1]:
-        if causal and j > i:
-            s[b, i, j] = NEG_INF
-        else:
-            acc = np.float32(0.0)
-            for c in range(q.shape[2]):
-                acc += q[b, i, c] * k[b, i, c]  # key i instead of key j
-            s[b, i, j] = acc / math.sqrt(q.shape[2])
-
-
-@cuda.jit
-def scores_sqrt_seq(s, q, k, causal):
-    j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
-    b = cuda.blockIdx.z
-    if i < q.shape[1] and j < q.shape[1]:
-        if causal and j > i:
-            s[b, i, j] = NEG_INF
-        else:
-            acc = np.float32(0.0)
-            for c in range(q.shape[2]):
-                acc += q[b, i, c] * k[b, j, c]
-            s[b, i, j] = acc / math.sqrt(q.shape[1])  # sqrt of the sequence length, not the head dim
-
-
-@cuda.jit
-def scores_prescaled(s, q, k, causal):
-    j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
-    b = cuda.blockIdx.z
-    T = q.shape[1]
-    if i >= T or j >= T:
-        return
-    d = q.shape[2]
-    r = 1.0 / math.sqrt(d)
-    acc = np.float32(0.0)
-    for c in range(d - 1, -1, -1):
-        acc += (q[b, i, c] * r) * k[b, j, c]
-    s[b, i, j] = acc if (causal == 0 or j <= i) else -np.inf
-
-
-@cuda.jit
-def scores_grid_stride(s, q, k, causal):
-    # each thread walks the keys of its query in steps of the grid's width
-    i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
-    b = cuda.blockIdx.z
-    T = q.shape[1]
-    d = q.shape[2]
-    if i < T:
-        j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-        while j < T:
-            if causal == 1 and i < j:
-                s[b, i, j] = NEG_INF
-            else:
-                x = 0.0
-                for c in range(d):
-                    x += q[b, i, c] * k[b, j, c]
-                s[b, i, j] = x / math.sqrt(d)
-            j += cuda.gridDim.x * cuda.blockDim.x
-
-
-# ------------------------------------------------------------------ fused per row
+from puzzles.llm.attention import flash as la
+from puzzles.llm.attention.common import BC, BR, MAX_D, NEG_INF
 
 
 def _row_kernel(rescale_acc=True, rescale_l=True, keys_off=1, scale=True, subtract_max=True, update_max=True):
@@ -157,18 +24,18 @@ def _row_kernel(rescale_acc=True, rescale_l=True, keys_off=1, scale=True, subtra
         d = q.shape[2]
         acc = cuda.local.array(MAX_D, numba.float32)
         if i < T:
-            sc = 1.0 / math.sqrt(d) if scale else 1.0
+            sc = np.float32(1.0) / math.sqrt(np.float32(d)) if scale else np.float32(1.0)
             for c in range(d):
                 acc[c] = 0.0
             m = NEG_INF
-            lsum = 0.0
+            lsum = np.float32(0.0)
             last = i + keys_off if causal else T
             for j in range(last):
-                x = 0.0
+                x = np.float32(0.0)
                 for c in range(d):
                     x += q[b, i, c] * k[b, j, c]
                 x *= sc
-                m_new = max(m, x) if subtract_max else 0.0
+                m_new = max(m, x) if subtract_max else np.float32(0.0)
                 alpha = math.exp(m - m_new) if subtract_max else 1.0
                 p = math.exp(x - m_new)
                 lsum = (lsum * alpha if rescale_l else lsum) + p
@@ -183,11 +50,23 @@ def _row_kernel(rescale_acc=True, rescale_l=True, keys_off=1, scale=True, subtra
 
 
 row_no_rescale = _row_kernel(rescale_acc=False)
+
+
 row_sum_not_rescaled = _row_kernel(rescale_l=False)
+
+
 row_causal_off_by_one = _row_kernel(keys_off=0)
+
+
 row_no_scale = _row_kernel(scale=False)
+
+
 row_no_max_subtraction = _row_kernel(subtract_max=False)
+
+
 row_max_never_updated = _row_kernel(update_max=False)
+
+
 for _name in (
     "row_no_rescale",
     "row_sum_not_rescaled",
@@ -209,18 +88,18 @@ def row_two_pass(out, q, k, v, causal):
     acc = cuda.local.array(MAX_D, numba.float32)
     if i < T:
         last = i + 1 if causal else T
-        r = 1.0 / math.sqrt(d)
+        r = np.float32(1.0) / math.sqrt(np.float32(d))
         m = NEG_INF
         for j in range(last):
-            x = 0.0
+            x = np.float32(0.0)
             for c in range(d):
                 x += q[b, i, c] * k[b, j, c]
             m = max(m, x * r)
         for c in range(d):
             acc[c] = 0.0
-        lsum = 0.0
+        lsum = np.float32(0.0)
         for j in range(last):
-            x = 0.0
+            x = np.float32(0.0)
             for c in range(d):
                 x += q[b, i, c] * k[b, j, c]
             p = math.exp(x * r - m)
@@ -243,13 +122,13 @@ def row_branchy(out, q, k, v, causal):
     if i >= T:
         return
     for c in range(d):
-        qs[c] = q[b, i, c] / math.sqrt(d)
+        qs[c] = q[b, i, c] / math.sqrt(np.float32(d))
         acc[c] = 0.0
     m = NEG_INF
-    lsum = 0.0
+    lsum = np.float32(0.0)
     j = 0
     while j < T and (causal == 0 or j <= i):
-        x = 0.0
+        x = np.float32(0.0)
         for c in range(d):
             x += qs[c] * k[b, j, c]
         if x > m:
@@ -265,9 +144,6 @@ def row_branchy(out, q, k, v, causal):
         j += 1
     for c in range(d):
         out[b, i, c] = acc[c] / lsum
-
-
-# ------------------------------------------------------------------ flash
 
 
 def _flash_kernel(
@@ -292,13 +168,13 @@ def _flash_kernel(
         b = cuda.blockIdx.y
         T = q.shape[1]
         d = q.shape[2]
-        scl = 1.0 / math.sqrt(d) if scale else 1.0
+        scl = np.float32(1.0) / math.sqrt(np.float32(d)) if scale else np.float32(1.0)
         if i < T:
             for c in range(d):
                 qi[c] = q[b, i, c] * scl
                 acc[c] = 0.0
         m = NEG_INF
-        lsum = 0.0
+        lsum = np.float32(0.0)
         last = min(T, q0 + BR) if causal else T
         for k0 in range(0, last, BC):
             if barrier_before:
@@ -319,7 +195,7 @@ def _flash_kernel(
                     hi = min(hi, i + causal_off - k0)
                 m_tile = NEG_INF
                 for r in range(hi):
-                    x = 0.0
+                    x = np.float32(0.0)
                     for c in range(d):
                         x += qi[c] * kt[r, c]
                     sc[r] = x
@@ -345,12 +221,26 @@ def _flash_kernel(
 
 
 flash_no_rescale = _flash_kernel(rescale=False)
+
+
 flash_no_barrier_between_tiles = _flash_kernel(barrier_before=False)
+
+
 flash_no_barrier_after_load = _flash_kernel(barrier_after=False)
+
+
 flash_causal_off_by_one = _flash_kernel(causal_off=0)
+
+
 flash_no_scale = _flash_kernel(scale=False)
+
+
 flash_tile_past_end = _flash_kernel(guard_load=False)
+
+
 flash_barrier_in_if = _flash_kernel(barrier_in_if=True)
+
+
 for _name in (
     "flash_no_rescale",
     "flash_no_barrier_between_tiles",
@@ -377,10 +267,10 @@ def flash_per_key(out, q, k, v, causal):
     d = q.shape[2]
     if i < T:
         for c in range(d):
-            qi[c] = q[b, i, c] / math.sqrt(d)
+            qi[c] = q[b, i, c] / math.sqrt(np.float32(d))
             acc[c] = 0.0
     m = NEG_INF
-    lsum = 0.0
+    lsum = np.float32(0.0)
     ntiles = (T + BC - 1) // BC
     if causal:
         ntiles = (min(T, cuda.blockIdx.x * BR + BR) + BC - 1) // BC
@@ -395,7 +285,7 @@ def flash_per_key(out, q, k, v, causal):
         for r in range(BC):
             j = k0 + r
             if i < T and j < T and (causal == 0 or j <= i):
-                x = 0.0
+                x = np.float32(0.0)
                 for c in range(d):
                     x += qi[c] * kt[r, c]
                 m_new = max(m, x)
@@ -423,14 +313,14 @@ def flash_masked_scores(out, q, k, v, causal):
     b = cuda.blockIdx.y
     T = q.shape[1]
     d = q.shape[2]
-    r_sqrt = 1.0 / math.sqrt(d)
+    r_sqrt = np.float32(1.0) / math.sqrt(np.float32(d))
     live = i < T
     if live:
         for c in range(d):
             qi[c] = q[b, i, c] * r_sqrt
             acc[c] = 0.0
     m = NEG_INF
-    lsum = 0.0
+    lsum = np.float32(0.0)
     end = T
     if causal:
         end = min(T, cuda.blockIdx.x * BR + BR)
@@ -450,7 +340,7 @@ def flash_masked_scores(out, q, k, v, causal):
                 if causal and k0 + r > i:
                     sc[r] = NEG_INF
                 else:
-                    x = 0.0
+                    x = np.float32(0.0)
                     for c in range(d):
                         x += qi[c] * kt[r, c]
                     sc[r] = x
@@ -474,14 +364,6 @@ def flash_masked_scores(out, q, k, v, causal):
 
 
 MUTANTS = {
-    "llm3_attn_scores": [
-        ("scale 1/sqrt(d) missing", scores_no_scale, *WRONG),
-        ("causal mask off by one (diagonal hidden)", scores_causal_off_by_one, *WRONG),
-        ("masked score 0 instead of -inf", scores_mask_zero, *WRONG),
-        ("no bounds guard", scores_no_guard, *OOB),
-        ("query dotted with its own key", scores_query_as_key, *WRONG),
-        ("divided by sqrt(T) instead of sqrt(d)", scores_sqrt_seq, *WRONG),
-    ],
     "llm3_attn_row": [
         ("online-softmax rescale of acc forgotten", row_no_rescale, *WRONG),
         ("running sum lsum not rescaled", row_sum_not_rescaled, *WRONG),
@@ -502,10 +384,6 @@ MUTANTS = {
 }
 
 VARIANTS = {
-    "llm3_attn_scores": [
-        ("scale folded into q, -inf by expression", scores_prescaled),
-        ("grid-stride over keys", scores_grid_stride),
-    ],
     "llm3_attn_row": [
         ("two passes: max first, then sum", row_two_pass),
         ("rescale only when the max grows", row_branchy),
@@ -515,3 +393,5 @@ VARIANTS = {
         ("masked keys scored -inf", flash_masked_scores),
     ],
 }
+
+SEEDS = {p.name: (0, 1, 2) for p in la.PUZZLES}  # references and worked kernels too
