@@ -84,8 +84,8 @@ def arg_types(args):
 
 
 def ptx_check(kernel, args, cc=T4) -> str:
-    """Compile `kernel` for the argument types of `args` and return its PTX (with line info); raise
-    NumbaRejected if Numba refuses."""
+    """Compile `kernel` for the argument types of `args` and return its PTX (with line info where it
+    does float64 arithmetic, for the float64 finding); raise NumbaRejected if Numba refuses."""
     from numba import cuda
 
     fn = py_func(kernel)
@@ -104,16 +104,13 @@ def ptx_check(kernel, args, cc=T4) -> str:
         if compiled is not None and compiled.exists():
             text = compiled.read_text()
         else:
-            try:
+            try:  # the verdict: exactly what the learner's launch would compile
                 with _device_functions_without_gpu(cc):
-                    try:
-                        text, _ = cuda.compile_ptx(_fresh(fn), sig, cc=cc, lineinfo=True)
-                    except TypeError as e:  # a numba-cuda without `lineinfo`: PTX without lines
-                        if "lineinfo" not in str(e):
-                            raise
-                        text, _ = cuda.compile_ptx(_fresh(fn), sig, cc=cc)
+                    text, _ = cuda.compile_ptx(_fresh(fn), sig, cc=cc)
             except Exception as e:  # Numba raises many error types; all mean "not compilable"
                 err = _explain(e, fn)
+            if err is None and any(map(_F64_OP.match, text.splitlines())):
+                text = _with_lines(fn, sig, cc) or text
             if err is None and compiled is not None:
                 compiled.write_text(text)
         _cache[key] = (err, text)
@@ -121,6 +118,19 @@ def ptx_check(kernel, args, cc=T4) -> str:
     if err:
         raise NumbaRejected(err)
     return text
+
+
+def _with_lines(fn, sig, cc) -> str | None:
+    """The PTX again, with source lines: only to say where float64 arithmetic comes from. NVVM refuses
+    some kernels with line info that it compiles without (ERROR_COMPILATION), and older numba-cuda has
+    no `lineinfo`: then None, and the finding names no line."""
+    from numba import cuda
+
+    try:
+        with _device_functions_without_gpu(cc):
+            return cuda.compile_ptx(_fresh(fn), sig, cc=cc, lineinfo=True)[0]
+    except Exception:  # noqa: BLE001 - any failure here only costs the line numbers
+        return None
 
 
 # float64 arithmetic (not moves, loads, stores or conversions): what makes a float32 kernel slow

@@ -6,6 +6,7 @@ everything: they may import any of it, and nothing in helpers/ or puzzles/ impor
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -231,3 +232,27 @@ def test_negative_control_a_file_with_an_upward_import(tmp_path):
     path.write_text("def f():\n    from helpers.check import check\n")
     known = set(modules())
     assert imports("helpers.metrics", path, known) == {"helpers.check"}
+
+
+LONG = 400  # lines; a longer file says why in its first lines ("Over 400 lines: ...")
+_WHY = re.compile(r"(over|longer than) \d+ lines", re.IGNORECASE)
+
+
+def unexplained_long_files(texts: dict[str, str]) -> list[str]:
+    return sorted(
+        name
+        for name, text in texts.items()
+        if len(text.splitlines()) > LONG and not _WHY.search("\n".join(text.splitlines()[:20]))
+    )
+
+
+def test_no_long_file_without_a_reason():
+    texts = {
+        str(p.relative_to(ROOT)): p.read_text()
+        for top in ("helpers", "puzzles", "tools")
+        for p in sorted((ROOT / top).rglob("*.py"))
+    }
+    assert unexplained_long_files(texts) == []
+    body = "x = 1\n" * (LONG + 1)
+    assert unexplained_long_files({"long.py": body}) == ["long.py"]
+    assert unexplained_long_files({"long.py": "# Over 400 lines: one figure's geometry.\n" + body}) == []

@@ -400,6 +400,9 @@ KNOWN_DISAGREEMENTS: dict[tuple[str, str], str] = {
         "histogram",
         "mutant no_barrier_after_clear",
     ): "engine='lockstep' says DataRace, greenlet UninitializedRead",
+    # lockstep alone, which does not order blocks, meets the unwritten partial first; greenlet sees the
+    # write another block made with nothing ordering it (both true; auto gives greenlet's)
+    ("grid_sync", "mutant block_barrier_only"): "engine='lockstep' says UninitializedRead, greenlet DataRace",
 }
 
 
@@ -448,7 +451,9 @@ def test_known_disagreements_name_registered_kernels():
 # ----------------------------------------------------------------------------- the fast path is used
 
 # references whose every case (first seed) runs on lockstep without falling back, as of the lockstep
-# branch merged here: the list may grow, never shrink unnoticed
+# branch merged here: the list may grow, never shrink unnoticed. Left out on purpose: `last_block` and
+# `ch11_lookback` (blocks that hand each other work memory: which write an atomic ordered before a read
+# is the greenlet engine's check, helpers/sim/greenlet/order.py) and the grid-sync puzzles.
 LOCKSTEP_REFERENCES: tuple[str, ...] = (
     "map",
     "zip",
@@ -472,7 +477,6 @@ LOCKSTEP_REFERENCES: tuple[str, ...] = (
     "vote",
     "compact",
     "histogram",
-    "last_block",
     "transpose_pad",
     "transpose_swizzle",
     "match_any",
@@ -556,7 +560,6 @@ LOCKSTEP_REFERENCES: tuple[str, ...] = (
     "ch11_scan_blocks",
     "ch11_add_sums",
     "ch11_domino",
-    "ch11_lookback",
     "ch12_co_rank",
     "ch12_merge_basic",
     "ch12_merge_tiled",

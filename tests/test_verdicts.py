@@ -12,7 +12,8 @@ from numba import cuda
 
 import puzzles
 from helpers.check import KernelDiagnosed, NotSolvedYet, check
-from helpers.sim.errors import OutOfBounds
+from helpers.puzzle import Case, Puzzle
+from helpers.sim.errors import DataRace, OutOfBounds, UninitializedRead
 
 SEEDS = (0, 1, 2, 3)
 
@@ -443,14 +444,65 @@ def last_block_without_ticket(out, partial, ticket, a, size):
         out[0] = total
 
 
-def test_a_result_that_depends_on_block_order_is_rejected_and_says_why():
-    from helpers.check import WrongAnswer
-
+def test_last_block_without_a_ticket_is_rejected_on_every_seed():
+    """The simulator sees it first: a block reads partials nothing ordered before its read."""
     p = puzzles.get("last_block")
     assert not p.cross_block_races
     for seed in SEEDS_23:
-        with pytest.raises(WrongAnswer) as info:
+        with pytest.raises(KernelDiagnosed) as info:
             check(p, last_block_without_ticket, seed=seed, gpu=False)
+        assert isinstance(info.value.diagnostic, (DataRace, UninitializedRead)), info.value
+        check(p, p.reference, seed=seed, gpu=False)
+
+
+# A puzzle whose blocks talk through global memory by design (cross-block races off) and no work memory
+# the simulator could catch a read of: only running the blocks in other orders shows the fault.
+
+
+@cuda.jit
+def _last_writer_wins(out, a):
+    if cuda.threadIdx.x == 0:
+        out[0] = a[cuda.blockIdx.x]  # every block writes out[0]: the last to run decides
+
+
+@cuda.jit
+def _max_of_blocks(out, a):
+    if cuda.threadIdx.x == 0:
+        cuda.atomic.max(out, 0, a[cuda.blockIdx.x])
+
+
+def _order_puzzle():
+    def cases(rng):
+        return [
+            Case(
+                grid=n,
+                block=32,
+                args={"out": np.zeros(1, np.float32), "a": np.sort(rng.random(n)).astype(np.float32)},
+            )
+            for n in (5, 9)
+        ]
+
+    return Puzzle(
+        name="order_demo",
+        title="the largest element, one block per element",
+        statement="out[0] = max(a), one block per element.",
+        outputs=("out",),
+        spec=lambda a: np.array([a.max()], np.float32),
+        cases=cases,
+        reference=_max_of_blocks,
+        zeroed=("out",),
+        cross_block_races=False,
+        chapter="test",
+    )
+
+
+def test_a_result_that_depends_on_block_order_is_rejected_and_says_why():
+    from helpers.check import WrongAnswer
+
+    p = _order_puzzle()
+    for seed in SEEDS_23:
+        with pytest.raises(WrongAnswer) as info:
+            check(p, _last_writer_wins, seed=seed, gpu=False)
         text = str(info.value)
         assert "depends on the order" in text and "does not flag races between blocks" in text, text
         check(p, p.reference, seed=seed, gpu=False)
@@ -468,7 +520,7 @@ def test_the_order_runs_catch_what_the_shuffled_run_missed(monkeypatch):
 
     monkeypatch.setattr(runs.sim, "launch", forward_first)
     with pytest.raises(WrongAnswer) as info:
-        check(puzzles.get("last_block"), last_block_without_ticket, seed=0, gpu=False)
+        check(_order_puzzle(), _last_writer_wins, seed=0, gpu=False)
     assert "right in the shuffled order, wrong with the blocks run last to first" in str(info.value)
 
 
@@ -720,3 +772,16 @@ def test_float64_from_a_python_float_argument_is_named():
     assert found and "`alpha` arrives as float64" in found[0] and "alpha = numba.float32(alpha)" in found[0]
     args[2] = np.float32(0.5)
     assert float64_finding(p, scale_by_python_float, args, ptx.ptx_check(scale_by_python_float, args)) is None
+
+
+def test_a_kernel_nvvm_refuses_only_with_line_info_is_not_rejected():
+    """Line info is asked for only to name float64 lines: NVVM fails some kernels with it (this blur
+    without a guard, numba-cuda 0.30) that compile without, and the verdict must be the plain compile's."""
+    from mutants.pmpp.ch03_grids.blur import MUTANTS
+
+    from helpers import ptx, runs
+
+    kernel = next(k for name, k, *_ in MUTANTS["ch03_blur"] if name == "blur_no_guard")
+    p = puzzles.get("ch03_blur")
+    args, *_ = runs.prepare_args(p, p.cases_for(kernel, np.random.default_rng(0))[0])
+    assert ".entry" in ptx.ptx_check(kernel, args)
