@@ -85,7 +85,9 @@ COMMUTING = frozenset({"add", "sub", "and_", "or_", "xor", "max", "min"})
 # --- races
 class Actor(NamedTuple):
     """Who made an access, and where it stands among the barriers: `epoch` counts the block's
-    barriers the thread has passed, `warp_epoch` its warp's syncwarps."""
+    barriers the thread has passed, `warp_epoch` its warp's syncwarps. The greenlet engine keeps
+    its actors as plain tuples in this field order (its hot path indexes them, and Python indexes
+    an exact tuple faster than a subclass); `unordered` takes either."""
 
     block: int
     epoch: int

@@ -7,7 +7,6 @@ from typing import Any
 
 from .. import errors as E
 from ..messages import at_thread
-from ..semantics import Actor
 from .threads import BAR, DONE, GRID, RUN, WARP, Thread
 
 
@@ -29,7 +28,7 @@ def resolve(run: Any, threads: list[Thread]) -> None:
                     th.result = None
                     th.state = RUN
                     th.epoch = e = th.epoch + 1
-                    th.actor = Actor(th.b, e, th.warp, th.wepoch, th.t)
+                    th.actor = (th.b, e, th.warp, th.wepoch, th.t)
             else:
                 release(threads)
             return
@@ -137,4 +136,4 @@ def release(at: list[Thread]) -> None:
         th.result = r
         th.state = RUN
         th.epoch += 1
-        th.actor = Actor(th.b, th.epoch, th.warp, th.wepoch, th.t)
+        th.actor = (th.b, th.epoch, th.warp, th.wepoch, th.t)

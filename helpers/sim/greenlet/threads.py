@@ -8,7 +8,7 @@ from types import CodeType, FrameType
 from typing import Any
 
 from ..messages import source_at
-from ..semantics import Actor, Dim3
+from ..semantics import Dim3
 from ..trace import WARP_SIZE
 
 # thread states (SPIN: re-reading memory that nothing changes; `result` holds the record count then)
@@ -67,7 +67,7 @@ class Thread:
         self.warp, self.lane = divmod(t, WARP_SIZE)
         self.epoch = self.wepoch = 0
         # who made an access, for the race check and the trace: ordered by barrier and warp epochs
-        self.actor = Actor(b, 0, self.warp, 0, t)
+        self.actor = (b, 0, self.warp, 0, t)  # an Actor as a plain tuple: see semantics.Actor
         self.state = RUN
         self.wait = wait or Wait()  # blocks that run one after another reuse one set of records
         self.result: Any = None
@@ -80,7 +80,7 @@ class Thread:
             self.epoch += 1
         else:
             self.wepoch += 1
-        self.actor = Actor(self.b, self.epoch, self.warp, self.wepoch, self.t)
+        self.actor = (self.b, self.epoch, self.warp, self.wepoch, self.t)
 
 
 _CANON: dict = {}
