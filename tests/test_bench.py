@@ -65,6 +65,7 @@ def fake_gpu(tmp_path, monkeypatch):
     monkeypatch.setattr(timing, "time_gpu", time_gpu)
     monkeypatch.setattr(timing, "SKIPPED_PEERS", [("chb peer", "cupy not installed")])
     monkeypatch.setattr(tuning, "CHOSEN", {})
+    monkeypatch.delenv(tuning.READONLY_ENV, raising=False)  # a bench run writes the cache (conftest.py)
     monkeypatch.setattr(
         bench,
         "device_info",
@@ -143,6 +144,18 @@ def test_json_shape_and_goals_table(fake_gpu, capsys):
     tuned = data["tuning"]["cha_kernel"]
     assert tuned["label"] == "512 threads" and tuned["config"] == 512 and tuned["device"] == "Fake GPU"
     assert tuned["cached"] is False and set(tuned["timings"]) == {"256 threads", "512 threads"}
+    assert (tuned["how"], tuned["spread"], tuned["default"], tuned["saved"]) == (
+        "searched",
+        0.0,
+        "256 threads",
+        True,
+    )
+    assert len(tuned["rounds"]["512 threads"]) == tuning.ROUNDS
+    # the chapter's table says how the tuned row's config was chosen
+    assert any(
+        line.startswith("cha_kernel [512 threads]") and "searched, spread 0.0%" in line
+        for line in out.splitlines()
+    )
     assert data["skipped_peers"] == [{"peer": "chb peer", "why": "cupy not installed"}]
 
 
@@ -153,6 +166,8 @@ def test_second_run_reads_the_tuning_cache(fake_gpu, capsys):
     first = json.loads((fake_gpu / "1.json").read_text())["tuning"]["cha_kernel"]
     second = json.loads((fake_gpu / "2.json").read_text())["tuning"]["cha_kernel"]
     assert (first["cached"], second["cached"]) == (False, True)
+    assert (first["how"], second["how"]) == ("searched", "cached")
+    assert set(second["timings"]) == {"512 threads", "256 threads"}  # re-checked against the default
     assert second["label"] == first["label"] == "512 threads"
 
 
