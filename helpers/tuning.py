@@ -140,11 +140,14 @@ def device_name() -> str:
 
 def time_rounds(candidates: Mapping[str, Any], measure: Callable[[Any], float], rounds: int) -> dict:
     """label -> the seconds of each round; the rounds interleave the candidates, so a neighbour's load
-    that comes and goes shows in every candidate's spread instead of slowing one of them."""
+    that comes and goes shows in every candidate's spread instead of slowing one of them. Stops after
+    the second round whose spread already shows a shared GPU (the rest would not be trusted either)."""
     times: dict[str, list[float]] = {label: [] for label in candidates}
-    for _ in range(rounds):
+    for r in range(rounds):
         for label, setting in candidates.items():
             times[label].append(float(measure(setting)))
+        if r >= 1 and max(map(spread, times.values())) > NOISY:
+            break
     return times
 
 
