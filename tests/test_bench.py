@@ -120,6 +120,8 @@ def test_json_shape_and_goals_table(fake_gpu, capsys):
     assert kernel["fraction_of_ceiling"] == pytest.approx(0.75)
     assert kernel["fraction_of_peer"] == pytest.approx(1.5)
     assert kernel["config"] == "512 threads" and not kernel["peer"] and not kernel["ceiling"]
+    assert kernel["tuning"] == {"knob": "cha_kernel", "how": "searched", "cached": False, "spread": 0.0}
+    assert cha_rows["cupy.thing (peer)"]["tuning"] is None
     assert cha_rows["cupy.thing (peer)"]["peer"] is True
     assert data["chapters"]["cha"]["ceilings"] == ["device copy (ceiling)"]
     assert data["chapters"]["cha"]["peers"] == ["cupy.thing (peer)"]
@@ -167,6 +169,10 @@ def test_second_run_reads_the_tuning_cache(fake_gpu, capsys):
     second = json.loads((fake_gpu / "2.json").read_text())["tuning"]["cha_kernel"]
     assert (first["cached"], second["cached"]) == (False, True)
     assert (first["how"], second["how"]) == ("searched", "cached")
+    row = next(
+        r for r in json.loads((fake_gpu / "2.json").read_text())["chapters"]["cha"]["rows"] if r["config"]
+    )
+    assert row["tuning"]["how"] == "cached" and row["tuning"]["cached"] is True
     assert set(second["timings"]) == {"512 threads", "256 threads"}  # re-checked against the default
     assert second["label"] == first["label"] == "512 threads"
 
