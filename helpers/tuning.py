@@ -13,7 +13,9 @@ The first candidate is the default (`default=label` names another). A search tim
 in ROUNDS interleaved rounds and keeps each one's median and spread ((max - min) / median); a spread
 above NOISY means another process shared the GPU: the search is not cached, the default is used, and
 one line says so. A cached winner is timed against the default for RECHECK_ROUNDS rounds on every
-run; if the default is faster by more than LOST, the cache is stale and the grid is searched again.
+run; if the default is faster by more than LOST, the cache is stale and the grid is searched again
+(a noisy re-check keeps the cached winner and says so; an entry without a spread, written before
+these checks, is searched again).
 
 The cache is one JSON file, `~/.cache/massively-parallel/tuning.json` (`$XDG_CACHE_HOME` is honoured;
 `MP_TUNING_CACHE=path` overrides it; `MP_RETUNE=1` ignores what is cached; `MP_TUNING_READONLY=1`
