@@ -10,6 +10,15 @@ cannot be used: pytest 9.2 ignores the node-id rewrite that xdist 3.8 groups by)
 The run's compile checks are shared too: MP_PTX_CACHE (helpers/ptx.py) names a folder of this run,
 so a kernel that compiled in one process (a worker, a notebook's kernel) is not compiled again in
 another; a fresh folder each run, so every run compiles every kernel at least once.
+
+The suite never writes the tuning cache (helpers/tuning.py): MP_TUNING_READONLY=1 is set here, before
+the workers and the notebooks' kernels start, so they inherit it. Notebooks run in parallel on one
+GPU time each other's kernels; a winner picked that way would be reused by every later benchmark.
+Their searches still run (a noisy one falls back to the default and says so); only the cache stays
+as `python -m tools.bench` or a notebook run on its own left it. (An environment variable rather than
+helpers/tuning.py looking for PYTEST_XDIST_WORKER: the library need not know about pytest, a serial
+run shares the GPU with whatever else runs just the same, and `MP_TUNING_READONLY=0 pytest ...` can
+still opt out.)
 """
 
 import os
@@ -30,9 +39,11 @@ def puzzle_of(nodeid: str) -> str | None:
 
 
 PTX_CACHE = "MP_PTX_CACHE"  # helpers.ptx.CACHE_ENV (not imported here: the controller needs no numba)
+TUNING_READONLY = "MP_TUNING_READONLY"  # helpers.tuning.READONLY_ENV
 
 
 def pytest_configure(config):
+    os.environ.setdefault(TUNING_READONLY, "1")  # inherited by xdist workers and notebook kernels
     if PTX_CACHE not in os.environ and not hasattr(config, "workerinput"):  # the first process
         folder = tempfile.mkdtemp(prefix="mp-ptx-")
         os.environ[PTX_CACHE] = folder  # inherited by xdist workers and notebook kernels

@@ -452,9 +452,13 @@ def _fmt_time(s: float) -> str:
 
 
 def table(rows) -> str:
-    """A fixed-width text table: name, time, GB/s, GFLOP/s, % of the ceiling of the same unit."""
+    """A fixed-width text table: name, time, GB/s, GFLOP/s, % of the ceiling of the same unit, and
+    for a tuned variant how its config was chosen (cached or searched now, the timings' spread)."""
+    from helpers import tuning
+
     header = ("variant", "time", "GB/s", "GFLOP/s", "% of ceiling")
     body = []
+    tuned = [tuning.choice_for(r.name, r.config) for r in rows]
     for r in rows:
         unit = _unit(r)
         ceil = _ceiling_for(rows, unit) if unit else None
@@ -468,6 +472,9 @@ def table(rows) -> str:
                 pct,
             )
         )
+    if any(tuned):
+        header += ("tuning",)
+        body = [(*line, c.summary() if c else "-") for line, c in zip(body, tuned, strict=True)]
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
 
     def fmt(line):
@@ -478,6 +485,9 @@ def table(rows) -> str:
         lines.append("* measured ceiling")
     if any(r.peer for r in rows):
         lines.append("(peer) the library call a user would make instead, measured in the same run")
+    if any(tuned):
+        lines.append("tuning: the config [in brackets] was searched now or cached (and re-checked against")
+        lines.append("the default); spread = (max - min) / median of its timing rounds")
     return "\n".join(lines)
 
 

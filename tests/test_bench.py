@@ -65,6 +65,7 @@ def fake_gpu(tmp_path, monkeypatch):
     monkeypatch.setattr(timing, "time_gpu", time_gpu)
     monkeypatch.setattr(timing, "SKIPPED_PEERS", [("chb peer", "cupy not installed")])
     monkeypatch.setattr(tuning, "CHOSEN", {})
+    monkeypatch.delenv(tuning.READONLY_ENV, raising=False)  # a bench run writes the cache (conftest.py)
     monkeypatch.setattr(
         bench,
         "device_info",
@@ -119,6 +120,8 @@ def test_json_shape_and_goals_table(fake_gpu, capsys):
     assert kernel["fraction_of_ceiling"] == pytest.approx(0.75)
     assert kernel["fraction_of_peer"] == pytest.approx(1.5)
     assert kernel["config"] == "512 threads" and not kernel["peer"] and not kernel["ceiling"]
+    assert kernel["tuning"] == {"knob": "cha_kernel", "how": "searched", "cached": False, "spread": 0.0}
+    assert cha_rows["cupy.thing (peer)"]["tuning"] is None
     assert cha_rows["cupy.thing (peer)"]["peer"] is True
     assert data["chapters"]["cha"]["ceilings"] == ["device copy (ceiling)"]
     assert data["chapters"]["cha"]["peers"] == ["cupy.thing (peer)"]
@@ -143,6 +146,18 @@ def test_json_shape_and_goals_table(fake_gpu, capsys):
     tuned = data["tuning"]["cha_kernel"]
     assert tuned["label"] == "512 threads" and tuned["config"] == 512 and tuned["device"] == "Fake GPU"
     assert tuned["cached"] is False and set(tuned["timings"]) == {"256 threads", "512 threads"}
+    assert (tuned["how"], tuned["spread"], tuned["default"], tuned["saved"]) == (
+        "searched",
+        0.0,
+        "256 threads",
+        True,
+    )
+    assert len(tuned["rounds"]["512 threads"]) == tuning.ROUNDS
+    # the chapter's table says how the tuned row's config was chosen
+    assert any(
+        line.startswith("cha_kernel [512 threads]") and "searched, spread 0.0%" in line
+        for line in out.splitlines()
+    )
     assert data["skipped_peers"] == [{"peer": "chb peer", "why": "cupy not installed"}]
 
 
@@ -153,6 +168,12 @@ def test_second_run_reads_the_tuning_cache(fake_gpu, capsys):
     first = json.loads((fake_gpu / "1.json").read_text())["tuning"]["cha_kernel"]
     second = json.loads((fake_gpu / "2.json").read_text())["tuning"]["cha_kernel"]
     assert (first["cached"], second["cached"]) == (False, True)
+    assert (first["how"], second["how"]) == ("searched", "cached")
+    row = next(
+        r for r in json.loads((fake_gpu / "2.json").read_text())["chapters"]["cha"]["rows"] if r["config"]
+    )
+    assert row["tuning"]["how"] == "cached" and row["tuning"]["cached"] is True
+    assert set(second["timings"]) == {"512 threads", "256 threads"}  # re-checked against the default
     assert second["label"] == first["label"] == "512 threads"
 
 

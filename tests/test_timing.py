@@ -4,7 +4,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from helpers import timing
+from helpers import timing, tuning
 from helpers.timing import Measurement
 
 
@@ -155,12 +155,37 @@ def test_fraction_of_peer_same_unit():
         timing.fraction_of_peer(rows, "nope")
 
 
-def test_table_marks_peer_and_config():
+def test_table_marks_peer_and_config(monkeypatch):
+    monkeypatch.setattr(tuning, "CHOSEN", {})  # "128x128" chosen by no tuning search in this process
     lines = timing.table(rows_with_peer()).splitlines()
     assert any(line.startswith("cupy.sum (peer)") and "50.0%" in line for line in lines)
     assert any(line.startswith("tiled [128x128]") and "50.0%" in line for line in lines)
     assert lines[-1].startswith("(peer)") and lines[-2] == "* measured ceiling"
     assert any(line.startswith("cuBLAS (peer) *") for line in lines)  # ceiling and peer at once
+
+
+def test_table_says_how_a_tuned_config_was_chosen(monkeypatch, tmp_path, capsys):
+    """A row whose config a tuning search chose: a "tuning" column says searched now / cached /
+    default on a shared GPU, with the spread of its rounds; other rows show a dash."""
+    monkeypatch.setattr(tuning, "CHOSEN", {})
+    monkeypatch.delenv(tuning.READONLY_ENV, raising=False)
+    path = tmp_path / "tuning.json"
+    grid = {"64x64": 1, "128x128": 2}
+    tuning.tune("tiled", grid, lambda s: 1e-3 / s, device="D", path=path)
+    lines = timing.table(rows_with_peer()).splitlines()
+    assert lines[0].split()[-1] == "tuning"
+    assert any(
+        line.startswith("tiled [128x128]") and line.endswith("searched, spread 0.0%") for line in lines
+    )
+    assert any(line.startswith("naive ") and line.endswith(" -") for line in lines)
+    assert lines[-2].startswith("tuning: the config [in brackets]")
+    tuning.tune("tiled", grid, lambda s: 1e-3 / s, device="D", path=path)  # from the cache, re-checked
+    assert "cached, spread 0.0%" in timing.table(rows_with_peer())
+    calls = iter(range(100))
+    noisy = tuning.tune("tiled", grid, lambda s: 1e-3 * (1 + next(calls) % 3), device="E", path=path)
+    rows = [Measurement("tiled", 1.0, flops=1, config=noisy.label)]
+    assert "default (shared GPU), spread" in timing.table(rows)
+    assert "not cached" in capsys.readouterr().out
 
 
 def test_library_peer_passes_over_missing_and_wrong(monkeypatch, capsys):

@@ -206,13 +206,15 @@ def device_info() -> dict:
 
 
 def row_dict(rows, r) -> dict:
-    """One measured row, with its rates and its ratios to the ceiling and the peer of its unit."""
-    from helpers import timing
+    """One measured row, with its rates, its ratios to the ceiling and the peer of its unit, and how its
+    config was tuned (the knob, searched or cached, the spread; the details under "tuning")."""
+    from helpers import timing, tuning
 
     try:
         frac = timing.fraction_of_ceiling(rows, r.name)
     except ValueError:
         frac = None
+    tuned = tuning.choice_for(r.name, r.config)
     return {
         "name": r.name,
         "seconds": r.seconds,
@@ -223,6 +225,8 @@ def row_dict(rows, r) -> dict:
         "ceiling": r.ceiling,
         "peer": r.peer,
         "config": r.config or None,
+        "tuning": tuned
+        and {"knob": tuned.name, "how": tuned.how, "cached": tuned.cached, "spread": tuned.spread},
         "fraction_of_ceiling": frac,
         "fraction_of_peer": None if r.ceiling and not r.peer else timing.fraction_of_peer(rows, r.name),
     }

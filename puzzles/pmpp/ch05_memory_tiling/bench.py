@@ -135,7 +135,8 @@ def benchmark(scale: float = 1.0) -> list:
     choice = tuning.tune(
         "ch05 prefetched",
         PREFETCH_GRID,
-        lambda cfg: timing.time_gpu(lambda: candidates[cfg](dp, dm, dn, size, size, size), reps=10),
+        # 4 batches of 10 launches per round (the search runs tuning.ROUNDS rounds of the 8 settings)
+        lambda cfg: timing.time_gpu(lambda: candidates[cfg](dp, dm, dn, size, size, size), reps=4),
     )
     launchers = [(name, candidates[choice.config] if name == BEST else launch) for name, launch in launchers]
     for name, launch in launchers:
