@@ -1,22 +1,73 @@
-"""Spread the test suite over all cores (pyproject: `-n auto`), one notebook per worker.
+"""Spread the test suite over all cores (pyproject: `-n auto`), keeping together what shares work.
 
-nbval makes every cell of a solution notebook its own test item; the cells share one
-kernel, so a notebook's items must run in order on one worker. Every other test is its
-own unit, so large parametrized files spread too (`--dist loadfile` would pin each file
-to one worker; `--dist loadgroup` cannot be used: pytest 9.2 ignores the node-id rewrite
-that xdist 3.8 groups by).
+nbval makes every cell of a solution notebook its own test item; the cells share one kernel, so a
+notebook's items run in order on one worker. The per-puzzle tests of tests/test_exercises.py and
+tests/test_engines_agree.py run on one worker per puzzle, so that the checks one test made are there
+for the next (tests/support.py: `checked`): each kernel of a puzzle is simulated once per engine and
+seed. Every other test is its own unit, so large parametrized files spread too (`--dist loadgroup`
+cannot be used: pytest 9.2 ignores the node-id rewrite that xdist 3.8 groups by).
+
+The run's compile checks are shared too: MP_PTX_CACHE (helpers/ptx.py) names a folder of this run,
+so a kernel that compiled in one process (a worker, a notebook's kernel) is not compiled again in
+another; a fresh folder each run, so every run compiles every kernel at least once.
 """
 
+import os
+import shutil
+import tempfile
+
 import pytest
+
+PER_PUZZLE = ("tests/test_exercises.py", "tests/test_engines_agree.py")
+
+
+def puzzle_of(nodeid: str) -> str | None:
+    """The puzzle a per-puzzle test is about ("dot" for test_exercises.py::test_x[dot-mutant]), else None."""
+    path, _, rest = nodeid.partition("::")
+    if not path.endswith(PER_PUZZLE) or "[" not in rest:
+        return None
+    return rest.split("[", 1)[1].rstrip("]").split("-", 1)[0]
+
+
+def pytest_configure(config):
+    from helpers import ptx
+
+    if ptx.CACHE_ENV not in os.environ and not hasattr(config, "workerinput"):  # the first process
+        folder = tempfile.mkdtemp(prefix="mp-ptx-")
+        os.environ[ptx.CACHE_ENV] = folder  # inherited by xdist workers and notebook kernels
+        config._mp_ptx_cache = folder
+
+
+def pytest_unconfigure(config):
+    folder = getattr(config, "_mp_ptx_cache", None)
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)
+        os.environ.pop("MP_PTX_CACHE", None)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
 
-    class OneWorkerPerNotebook(LoadScopeScheduling):
+    class TogetherWhatSharesWork(LoadScopeScheduling):
         def _split_scope(self, nodeid):
             file = nodeid.split("::", 1)[0]
-            return file if file.endswith(".ipynb") else nodeid
+            if file.endswith(".ipynb"):
+                return file
+            puzzle = puzzle_of(nodeid)
+            return f"puzzle {puzzle}" if puzzle else nodeid
 
-    return OneWorkerPerNotebook(config, log)
+    return TogetherWhatSharesWork(config, log)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Without xdist too, a puzzle's per-puzzle tests run one after another (the checks they share
+    are kept for the puzzle at hand only): each moves up behind its puzzle's first item; every other
+    item keeps its place."""
+    first: dict[str, int] = {}
+    keys = []
+    for i, item in enumerate(items):
+        puzzle = puzzle_of(item.nodeid)
+        keys.append(i if puzzle is None else first.setdefault(puzzle, i))
+    order = sorted(range(len(items)), key=lambda i: (keys[i], i))
+    items[:] = [items[i] for i in order]

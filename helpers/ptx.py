@@ -7,8 +7,14 @@ shapes) fails here with Numba's own message.
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import hashlib
+import inspect
+import os
+import textwrap
 import types
+from pathlib import Path
 
 import numpy as np
 
@@ -94,14 +100,77 @@ def ptx_check(kernel, args, cc=T4) -> None:
         err = _cache[key]
     else:
         err = None
-        try:
-            with _device_functions_without_gpu(cc):
-                cuda.compile_ptx(_fresh(fn), sig, cc=cc)
-        except Exception as e:  # Numba raises many error types; all mean "not compilable"
-            err = _explain(e, fn)
+        compiled = _compiled_before(fn, sig, cc)
+        if compiled is None or not compiled.exists():
+            try:
+                with _device_functions_without_gpu(cc):
+                    cuda.compile_ptx(_fresh(fn), sig, cc=cc)
+            except Exception as e:  # Numba raises many error types; all mean "not compilable"
+                err = _explain(e, fn)
+            if err is None and compiled is not None:
+                compiled.touch()
         _cache[key] = err
     if err:
         raise NumbaRejected(err)
+
+
+# The test suite sets MP_PTX_CACHE to a folder of its own run, so that its workers and every notebook
+# it runs (separate processes) compile a kernel they share, such as a registered reference, once:
+# one empty file per kernel that compiled. Only successes are kept (a refusal's message names lines).
+CACHE_ENV = "MP_PTX_CACHE"
+
+
+def _compiled_before(fn, sig, cc) -> Path | None:
+    """The file that marks this kernel as compiled in this test run, or None (no cache, or no source)."""
+    folder = os.environ.get(CACHE_ENV)
+    if not folder:
+        return None
+    try:
+        import numba
+        from numba import cuda
+
+        parts = [
+            _code_key(fn, set()),
+            repr(sig),
+            repr(cc),
+            numba.__version__,
+            getattr(cuda, "__version__", ""),
+        ]
+    except (OSError, TypeError, SyntaxError):  # no source to read: compile every time
+        return None
+    return Path(folder) / hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _code_key(fn, seen: set) -> str:
+    """What the compiled code depends on, readable across processes: the function's syntax tree (no
+    comments, no line numbers) and each global, default or closure value it names (numbers and arrays
+    by value, functions by their own key, anything else by type)."""
+    fn = py_func(fn)
+    if id(fn) in seen:
+        return fn.__name__
+    seen.add(id(fn))
+    tree = ast.dump(ast.parse(textwrap.dedent(inspect.getsource(fn))))
+    names, stack = set(), [fn.__code__]
+    while stack:
+        code = stack.pop()
+        names.update(code.co_names)
+        stack += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    values = [(n, fn.__globals__[n]) for n in sorted(names) if n in fn.__globals__]
+    values += [("default", d) for d in fn.__defaults__ or ()]
+    values += [("closure", c.cell_contents) for c in fn.__closure__ or ()]
+    return tree + "".join(f"\n{n}={_value_key(v, seen)}" for n, v in values)
+
+
+def _value_key(v, seen: set) -> str:
+    if isinstance(v, (bool, int, float, complex, str, np.generic)):
+        return repr(v)
+    if isinstance(v, np.ndarray):
+        return f"array {v.dtype} {v.shape} {hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest()}"
+    if isinstance(v, types.ModuleType):
+        return f"module {v.__name__}"
+    if isinstance(v, types.FunctionType) or hasattr(v, "py_func"):
+        return "function " + _code_key(v, seen)
+    return f"object {type(v).__module__}.{type(v).__qualname__}"
 
 
 @contextlib.contextmanager

@@ -23,16 +23,11 @@ def sim_engine():
         engine.STATE.name = None
 
 
-# The simulator's unit tests run on both of its engines (issue 18): "greenlet" (the reference) and
+# The simulator's unit tests run on both of its engines: "greenlet" (the reference) and
 # "auto" (lockstep, falling back to greenlet on anything unsupported and on any diagnostic). Every
 # launch that leaves `engine` unset takes `helpers.sim.config.engine`, which this fixture sets.
 ENGINE_MODULES = ("test_sim", "test_sim_features", "test_sim_parity")
 SIM_ENGINES = ("greenlet", "auto")
-# test function -> why it runs on greenlet only (it inspects that engine's internals)
-GREENLET_ONLY: dict[str, str] = {}
-# test function -> how "auto" gets it wrong, as of the lockstep branch merged here (strict xfail: a fix
-# shows up as XPASS, and then the entry goes)
-AUTO_KNOWN_WRONG: dict[str, str] = {}
 
 
 def pytest_generate_tests(metafunc):
@@ -40,22 +35,7 @@ def pytest_generate_tests(metafunc):
         return
     if metafunc.module.__name__.rpartition(".")[2] not in ENGINE_MODULES:
         return
-    from helpers import sim
-
-    if not hasattr(sim.config, "engine"):  # a simulator with one engine
-        return
-    fn = metafunc.function.__name__
-    marks = {}
-    if fn in GREENLET_ONLY:
-        marks["auto"] = pytest.mark.skip(reason=f"greenlet only: {GREENLET_ONLY[fn]}")
-    elif fn in AUTO_KNOWN_WRONG:
-        marks["auto"] = pytest.mark.xfail(strict=True, reason=AUTO_KNOWN_WRONG[fn])
-    metafunc.parametrize(
-        "sim_engine_under_test",
-        [pytest.param(e, marks=marks.get(e, ())) for e in SIM_ENGINES],
-        indirect=True,
-        scope="function",
-    )
+    metafunc.parametrize("sim_engine_under_test", SIM_ENGINES, indirect=True, scope="function")
 
 
 @pytest.fixture(autouse=True)

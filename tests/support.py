@@ -1,6 +1,7 @@
-"""Loaders the test files share: the learner's stub compiled as a notebook cell would compile it,
-and the mutants file of an exercise module (tests/mutants/<subpackage>/<module>.py). Not in
-conftest.py: the repository root has a conftest.py too, and `import conftest` would be ambiguous."""
+"""What the test files share: the learner's stub compiled as a notebook cell would compile it, the
+mutants file of an exercise module (tests/mutants/<subpackage>/<module>.py), and the checks already
+made in this process (`checked`). Not in conftest.py: the repository root has a conftest.py too, and
+`import conftest` would be ambiguous."""
 
 from __future__ import annotations
 
@@ -14,9 +15,20 @@ from helpers.puzzle import Puzzle
 MUTANTS_PACKAGE = "mutants"  # tests/mutants, importable as pytest puts tests/ on sys.path
 
 
+_STUBS: dict[tuple, object] = {}
+
+
 def stub_kernel(p: Puzzle):
     """The learner's stub of `p`, compiled in a copy of its module's globals (as a notebook cell
-    that follows `from <module> import *` would), with its source visible to inspect."""
+    that follows `from <module> import *` would), with its source visible to inspect. One function per
+    puzzle and stub text, so that `checked` knows it again."""
+    key = (p.name, p.stub)
+    if key not in _STUBS:
+        _STUBS[key] = _compile_stub(p)
+    return _STUBS[key]
+
+
+def _compile_stub(p: Puzzle):
     module = sys.modules[p.reference.py_func.__module__]
     filename = f"<stub {p.name}>"
     source = p.stub
@@ -44,3 +56,34 @@ def controls(puzzle_module: str, package: str = MUTANTS_PACKAGE) -> SimpleNamesp
     return SimpleNamespace(
         MUTANTS=getattr(m, "MUTANTS", {}), VARIANTS=getattr(m, "VARIANTS", {}), SEEDS=getattr(m, "SEEDS", {})
     )
+
+
+# (puzzle, kernel, seed, engine) -> (kernel, what check returned or raised), for one puzzle at a time:
+# conftest.py runs a puzzle's tests one after another (and on one xdist worker)
+_CHECKS: dict[tuple, tuple] = {}
+
+
+def checked(puzzle: Puzzle, kernel, seed: int, *, fresh: bool = False):
+    """`helpers.check.check(puzzle, kernel, seed=seed, gpu=False)` on the simulator engine in use
+    (`helpers.sim.config.engine`): the Result, or the PuzzleFailure it raised (returned, not raised).
+    Made once: test_exercises.py and test_engines_agree.py ask for the same checks, and the second
+    asker reads the first one's. Kept for the puzzle at hand only (a check holds its traces).
+    `fresh`: check again and keep nothing (a test that patches the simulator)."""
+    from helpers import sim
+    from helpers.check import PuzzleFailure, check
+
+    key = (puzzle.name, id(kernel), seed, sim.config.engine)
+    if fresh:
+        try:
+            return check(puzzle, kernel, seed=seed, gpu=False)
+        except PuzzleFailure as failure:
+            return failure
+    if key not in _CHECKS:
+        if any(k[0] != puzzle.name for k in _CHECKS):
+            _CHECKS.clear()
+        try:
+            got = check(puzzle, kernel, seed=seed, gpu=False)
+        except PuzzleFailure as failure:
+            got = failure
+        _CHECKS[key] = (kernel, got)  # the kernel kept alive, so its id is not reused
+    return _CHECKS[key][1]

@@ -1,5 +1,6 @@
-"""Adding an exercise is writing two files: its module and its mutants file. A throwaway exercise
-in temporary packages is registered, listed, checked (reference, stub, mutant) and shown."""
+"""Adding an exercise is writing two files: its op file and its mutants file. A throwaway op file in a
+temporary chapter package is registered, listed, checked (reference, stub, mutant, variant), shown,
+counted by the summary and built into a notebook."""
 
 from __future__ import annotations
 
@@ -73,13 +74,13 @@ VARIANTS = {"tmp_twice": [("times_two_float", twice_plus)]}
 
 @pytest.fixture
 def throwaway(tmp_path, monkeypatch):
-    """tmp/tmp_exercises/extra/tmp_twice.py and tmp/tmp_mutants/extra/tmp_twice.py, both importable,
-    the first on the registry's search path."""
+    """tmp/tmp_exercises/extra/tmp_twice.py (an op file in the chapter package `extra`) and
+    tmp/tmp_mutants/extra/tmp_twice.py, both importable, the first on the registry's search path."""
     for pkg, text in (("tmp_exercises", MODULE), ("tmp_mutants", MUTANTS)):
         d = tmp_path / pkg / "extra"
         d.mkdir(parents=True)
         (tmp_path / pkg / "__init__.py").write_text("")
-        (d / "__init__.py").write_text("")
+        (d / "__init__.py").write_text('"""A throwaway chapter: tmp_twice.py doubles."""\nCHAPTER = "tmp"\n')
         (d / "tmp_twice.py").write_text(textwrap.dedent(text))
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(puzzles, "SEARCH", [*puzzles.SEARCH, "tmp_exercises"])
@@ -127,3 +128,33 @@ def test_show_reuses_the_run_check_made(throwaway, monkeypatch):
         puzzles.check("tmp_twice", c.MUTANTS["tmp_twice"][0][1], seed=4, gpu=False)
     assert info.value.run.case_index == 0 and info.value.run.trace is not None
     puzzles.show("tmp_twice", c.MUTANTS["tmp_twice"][0][1], view="counts")  # the failing run, not a new one
+
+
+def test_a_throwaway_exercise_is_counted_and_built_into_a_notebook(throwaway, tmp_path, monkeypatch):
+    """The summary counts its mutant (the table tools.nbbuild builds from the mutants files), and the
+    notebook builder makes its statement and kernel cells: the stub for learners, the reference in
+    the solutions."""
+    import nbformat
+
+    from tools import mutant_kinds, nbbuild
+
+    table = mutant_kinds.kinds(tmp_path, "tmp_mutants")
+    assert table == {"tmp_twice": ["over budget: global reads"]}
+    monkeypatch.setattr(puzzles, "_KINDS", dict(table))
+    monkeypatch.setattr(puzzles, "_PASSED", set())
+    puzzles.check("tmp_twice", puzzles.get("tmp_twice").reference, seed=0, gpu=False)
+    text = puzzles.summary_text("tmp")
+    assert "1 of 1 puzzles passed: tmp_twice" in text
+    assert "rejects the 1 known-wrong kernels" in text and "over budget: global reads (1)" in text
+
+    course = tmp_path / "course"
+    (course / "notebooks" / "src").mkdir(parents=True)
+    (course / "notebooks" / "src" / "01_tmp.py").write_text(
+        "# %% [markdown]\n# # Twice\n# %% setup\n# %% [markdown] statement:tmp_twice\n# %% kernel:tmp_twice\n"
+        "# %%\npuzzles.check('tmp_twice', twice_kernel)\n"
+    )
+    assert nbbuild.build(course) == ["notebooks/01_tmp.ipynb", "notebooks/solutions/01_tmp.ipynb"]
+    learner, solution = (nbformat.read(p, as_version=4) for p in nbbuild.notebook_paths(course, "01_tmp"))
+    assert learner.cells[2].source == "### Twice\n\nDouble it." == solution.cells[2].source
+    assert "# FILL ME IN" in learner.cells[3].source and "2 * a[i]" not in learner.cells[3].source
+    assert "out[i] = 2 * a[i]" in solution.cells[3].source and "BEGIN" not in solution.cells[3].source

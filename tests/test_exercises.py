@@ -1,6 +1,10 @@
 """Every registered puzzle, one way: the reference passes on its seeds, the stub is NotSolvedYet,
 each mutant in its module's mutants file (tests/mutants/<subpackage>/<module>.py) is rejected for
-its stated reason on every seed, each variant passes, and each view renders to a Figure."""
+its stated reason on every seed, each variant passes, and each view draws the reference's run (the
+access map's coloured cells are the cells its trace touched).
+
+The checks go through `support.checked`: test_engines_agree.py compares the same checks on the
+greenlet engine, and reads these instead of making them again."""
 
 from __future__ import annotations
 
@@ -9,12 +13,15 @@ import pytest
 
 matplotlib.use("Agg")
 
-from support import controls, stub_kernel  # noqa: E402
+import numpy as np  # noqa: E402
+from support import checked, controls, stub_kernel  # noqa: E402
 
 import puzzles  # noqa: E402
 from helpers import viz  # noqa: E402
-from helpers.check import KernelDiagnosed, NotSolvedYet, OverBudget, check, run_once  # noqa: E402
+from helpers.check import KernelDiagnosed, NotSolvedYet, OverBudget, PuzzleFailure, run_once  # noqa: E402
 from helpers.puzzle import BEGIN, END  # noqa: E402
+from helpers.sim.trace import READ  # noqa: E402
+from helpers.viz import access  # noqa: E402
 
 NAMES = puzzles.names()
 CONTROLS = {n: controls(puzzles.module_of(n)) for n in NAMES}
@@ -32,21 +39,29 @@ def seeds(name: str) -> tuple:
     return next((s for prefix, s in DEFAULT_SEEDS.items() if mod.startswith(prefix)), (0,))
 
 
+def passes(name: str, kernel, seed: int):
+    """The Result of checking `kernel` on puzzle `name`; a failure is raised, as check would."""
+    got = checked(puzzles.get(name), kernel, seed)
+    if isinstance(got, PuzzleFailure):
+        raise got
+    return got
+
+
 def assert_rejected(name: str, mutant: str, kernel, exc, detail, seed: int) -> None:
-    with pytest.raises(exc) as info:
-        check(puzzles.get(name), kernel, seed=seed, gpu=False)
-    assert type(info.value) is exc, f"{mutant} (seed {seed}): {info.value}"
+    got = checked(puzzles.get(name), kernel, seed)
+    assert isinstance(got, PuzzleFailure), f"{mutant} (seed {seed}) passed: {got!r}"
+    assert type(got) is exc, f"{mutant} (seed {seed}): {got}"
     if exc is KernelDiagnosed:
         allowed = detail if isinstance(detail, tuple) else (detail,)
-        assert type(info.value.diagnostic) in allowed, f"{mutant} (seed {seed}): {info.value}"
+        assert type(got.diagnostic) in allowed, f"{mutant} (seed {seed}): {got}"
     elif exc is OverBudget:
-        assert info.value.field == detail, f"{mutant} (seed {seed}): {info.value}"
+        assert got.field == detail, f"{mutant} (seed {seed}): {got}"
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_reference_passes(name):
     for seed in seeds(name):
-        result = check(puzzles.get(name), puzzles.get(name).reference, seed=seed, gpu=False)
+        result = passes(name, puzzles.get(name).reference, seed)
         assert repr(result).startswith(f"Passed: {name}") and len(result.runs) == result.cases
 
 
@@ -55,7 +70,7 @@ def test_stub_is_not_solved(name):
     p = puzzles.get(name)
     assert "FILL ME IN" in p.stub and BEGIN not in p.stub and END not in p.stub
     with pytest.raises(NotSolvedYet):
-        check(p, stub_kernel(p), seed=seeds(name)[0], gpu=False)
+        passes(name, stub_kernel(p), seeds(name)[0])
 
 
 @pytest.mark.parametrize(
@@ -73,7 +88,7 @@ def test_mutant_is_rejected_for_the_right_reason(name, mutant, kernel, exc, deta
 )
 def test_correct_variant_passes(name, variant, kernel):
     for seed in seeds(name):
-        check(puzzles.get(name), kernel, seed=seed, gpu=False)
+        passes(name, kernel, seed)
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if BEGIN in puzzles.get(n).source])
@@ -90,10 +105,97 @@ def test_mutants_files_name_registered_puzzles():
             assert puzzles.module_of(key) == puzzles.module_of(n), f"{key} is not in {puzzles.module_of(n)}"
 
 
+def coloured_cells(fig, panels: list) -> set:
+    """(block, array, epoch, flat index) of every cell the access map coloured, read back from the
+    figure: each panel's cells (one polygon each, or one image per big array) whose face is not the
+    colour of an untouched cell."""
+    empty = np.array(matplotlib.colors.to_rgba(viz.style.EMPTY))
+    out = set()
+    for ax, block, lay in panels:
+        assert ax.figure is fig
+        where = {}
+        for p in lay.placed:
+            if p.size > access.BIG_ARRAY:
+                (img,) = [
+                    im
+                    for im in ax.images
+                    if tuple(im.get_extent()) == (p.x0, p.x0 + p.cols, p.y0 + p.rows, p.y0)
+                ]
+                faces = np.asarray(img.get_array()).reshape(-1, 4)[: p.size]
+                out |= {
+                    (block, p.array, p.epoch, int(i)) for i in np.flatnonzero(np.any(faces != empty, axis=1))
+                }
+            else:
+                for i in range(p.size):
+                    where[(p.x0 + i % p.cols, p.y0 + i // p.cols)] = (p.array, p.epoch, i)
+        for coll in ax.collections:
+            if not isinstance(coll, matplotlib.collections.PolyCollection):
+                continue
+            for path, face in zip(coll.get_paths(), coll.get_facecolors()):
+                x, y = path.vertices[0]
+                if not np.allclose(face, empty):
+                    out.add((block, *where[(x, y)]))
+    return out
+
+
+def touched_cells(trace, panels: list) -> set:
+    """(block, array, epoch, flat index) of every cell the trace says a panel's block read or wrote,
+    for the array copies the panel places."""
+    out = set()
+    for _, block, lay in panels:
+        rows = trace.acc[trace.acc["block"] == block]
+        for p in lay.placed:
+            sel = rows[rows["array"] == p.array]
+            if p.epoch >= 0:
+                sel = sel[sel["epoch"] == p.epoch]
+            out |= {(block, p.array, p.epoch, int(i)) for i in np.unique(sel["index"]) if 0 <= i < p.size}
+    return out
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_every_view_renders(name):
+def test_every_view_renders(name, monkeypatch):
+    """Every view draws the reference's run of case 0 (the one its check kept, when seed 0 is checked):
+    each a titled Figure, and the access map colours exactly the cells the trace touched."""
     p = puzzles.get(name)
-    run = run_once(p, p.reference)  # one simulation, every view drawn from it
+    kept = checked(p, p.reference, 0) if 0 in seeds(name) else None
+    run = kept.runs[0] if kept is not None and kept.runs and kept.runs[0].trace is not None else None
+    run = run or run_once(p, p.reference)  # one simulation, every view drawn from it
+    panels = []
+    real = access._draw_panel
+
+    def spy(ax, trace, lay, block, *args, **kwargs):
+        panels.append((ax, block, lay))
+        return real(ax, trace, lay, block, *args, **kwargs)
+
+    monkeypatch.setattr(access, "_draw_panel", spy)
     for view in viz.VIEWS:
         fig = viz.draw(run, view)
         assert isinstance(fig, matplotlib.figure.Figure) and fig.get_suptitle()
+        if view == "access":
+            assert panels, "the access map drew no block"
+            drawn = coloured_cells(fig, panels)
+            assert drawn and drawn == touched_cells(run.trace, panels), name
+
+
+@pytest.mark.parametrize("wrong", ["no reads", "another block"])
+def test_the_view_check_fails_a_wrong_picture(wrong, monkeypatch):
+    """Negative control for test_every_view_renders: an access map that forgets the reads, or draws
+    another block's accesses in a panel, no longer matches its trace."""
+    p = puzzles.get("blocks")
+    run = run_once(p, p.reference)
+    assert run.trace.nblocks > 1
+    real_panel, real_faces = access._draw_panel, access._faces
+    panels = []
+
+    def spy(ax, trace, lay, block, *args, **kwargs):
+        panels.append((ax, block, lay))
+        shown = (block + 1) % trace.nblocks if wrong == "another block" else block
+        return real_panel(ax, trace, lay, shown, *args, **kwargs)
+
+    def faces(sel, size, colors):
+        return real_faces(sel[sel["kind"] != READ] if wrong == "no reads" else sel, size, colors)
+
+    monkeypatch.setattr(access, "_draw_panel", spy)
+    monkeypatch.setattr(access, "_faces", faces)
+    fig = viz.draw(run, "access")
+    assert coloured_cells(fig, panels) != touched_cells(run.trace, panels)

@@ -8,8 +8,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tools import nbbuild
 from helpers.puzzle import Puzzle
+from tools import nbbuild
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -370,7 +370,7 @@ def test_a_figure_shows_itself_in_jupyter_as_png():
     assert viz.access_map(tr)._repr_png_().startswith(b"\x89PNG")
 
 
-# ---------------------------------------------------------------- issue 12: details that misled
+# ---------------------------------------------------------------- details that misled
 
 
 def _legend_texts(fig):

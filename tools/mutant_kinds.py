@@ -47,15 +47,16 @@ def caught_as(exc: type, detail) -> str:
     return "a known mistake"
 
 
-def kinds(root: Path) -> dict[str, list[str]]:
-    """{puzzle: [how each of its mutants is caught]} over every mutants file under root/tests/mutants,
-    imported (so a table built by code counts as written), sorted by puzzle name."""
-    tests = str(root / "tests")
+def kinds(folder: Path, package: str = "mutants") -> dict[str, list[str]]:
+    """{puzzle: [how each of its mutants is caught]} over every mutants file of `package` (the folder
+    folder/package, e.g. root/tests/mutants), imported (so a table built by code counts as written),
+    sorted by puzzle name."""
+    tests = str(folder)
     sys.path.insert(0, tests)
     try:
-        package = importlib.import_module("mutants")
+        top = importlib.import_module(package)
         out: dict[str, list[str]] = {}
-        for info in pkgutil.walk_packages(package.__path__, "mutants."):
+        for info in pkgutil.walk_packages(top.__path__, package + "."):
             module = importlib.import_module(info.name)
             for puzzle, entries in getattr(module, "MUTANTS", {}).items():
                 if puzzle in out:
@@ -68,6 +69,6 @@ def kinds(root: Path) -> dict[str, list[str]]:
 
 def text(root: Path) -> str:
     """The JSON file's text: one line per puzzle, so a diff shows which puzzle's mutants changed."""
-    table = kinds(root)
+    table = kinds(root / "tests")
     lines = [f" {json.dumps(p)}: {json.dumps(v)}" for p, v in table.items()]
     return "{\n" + ",\n".join(lines) + "\n}\n"

@@ -46,7 +46,7 @@ README_START, README_END = "<!-- notebooks:start -->", "<!-- notebooks:end -->"
 
 
 def setup_source(repo_url: str, ref: str) -> str:
-    """The first code cell of every notebook (tests/test_setup_cell.py runs it)."""
+    """The first code cell of every notebook (tests/test_release.py and .ci/colab_sim.py run it)."""
     return _SETUP_TEMPLATE.replace("@REPO_URL@", repo_url).replace("@COURSE_REF@", ref)
 
 
