@@ -38,7 +38,7 @@ class Config:
 
 
 CONFIGS = {
-    "check": Config(L=1, C=8, NH=2, T=4, V=16),  # the simulator's gradient check
+    "check": Config(L=1, C=8, NH=2, T=4),  # the simulator: gradient check, a step in seconds
     "tiny": Config(L=2, C=32, NH=2, T=32),  # trains on a CPU in under a minute
     "small": Config(L=2, C=64, NH=4, T=64),  # the GPU's default
     "medium": Config(L=4, C=128, NH=4, T=128),
