@@ -20,6 +20,7 @@ itself (llm2_residual_add): the gradient reaching `x + f(x)` flows on to `x` unc
 # the imports re-export what the notebook (`bw.<name>`) and the tests read
 # ruff: noqa: F401
 from puzzles.llm.backward.attention import attn_backward_dp, attn_backward_qkv, softmax_backward
+from puzzles.llm.backward.bench import GOAL, benchmark, step_flops
 from puzzles.llm.backward.common import CHAPTER, SPLIT_ROWS, TILE, TPB
 from puzzles.llm.backward.linear import (
     bias_grad_atomic,

@@ -293,13 +293,22 @@ class KernelBackend:
                 loss,
             )
         self.backward()
+        self._adamw(lr)
+        return loss
+
+    def launch_step(self, tokens, targets, lr):
+        """A step's launches without reading the loss back (no synchronisation: for timing)."""
+        self.forward(tokens, targets)
+        self.backward()
+        self._adamw(lr)
+
+    def _adamw(self, lr):
         self.t += 1
         o = {k: np.float32(v) for k, v in self.adam.items()}
         self._ew(
             "adamw", self.n, self.flat, self.m, self.v, self.flat, self.gflat, self.m, self.v, np.float32(lr),
             o["beta1"], o["beta2"], o["eps"], o["weight_decay"], self.t, self.n_decay, self.n,
         )  # fmt: skip
-        return loss
 
     def loss(self, tokens, targets):
         losses, _ = self.forward(tokens, targets)

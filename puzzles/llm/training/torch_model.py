@@ -64,6 +64,12 @@ class TorchBackend:
         self.opt.step()
         return float(loss.item())
 
+    def launch_step(self, tokens, targets, lr):
+        """A step without reading the loss back (for timing)."""
+        self.opt.zero_grad(set_to_none=True)
+        self.fwd(self._t(tokens), self._t(targets))[1].backward()
+        self.opt.step()
+
     def loss(self, tokens, targets):
         with self.torch.no_grad():
             return float(self.fwd(self._t(tokens), self._t(targets))[1].item())
