@@ -70,7 +70,8 @@ class NumpyBackend:
         self.t = 0
 
     def loss_and_grads(self, tokens, targets):
-        _, loss, cache = reference.forward(self.params, tokens, targets, self.cfg)
+        with np.errstate(all="ignore"):  # a non-finite loss is reported below, with where it starts
+            _, loss, cache = reference.forward(self.params, tokens, targets, self.cfg)
         if not math.isfinite(loss):
             raise_non_finite(self.t + 1, {"logits": cache["logits"]}, loss)
         return loss, reference.backward(self.params, cache, self.cfg)
