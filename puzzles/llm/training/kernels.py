@@ -83,6 +83,19 @@ def qkv_of(dqkv, dq, dk, dv, T, NH):
         dqkv[n, 2 * C + c] = dv[bh, t, d]
 
 
+def learner_kernels(namespace: dict) -> dict:
+    """The kernels of `namespace` (a notebook's globals) whose puzzle passed `puzzles.check` in this
+    session, by function name: the model runs yours where you have one, the course's elsewhere."""
+    import puzzles
+
+    out = {}
+    for name in puzzles.names():
+        fn = getattr(puzzles.get(name).reference, "py_func", None)
+        if fn is not None and fn.__name__ in COURSE and name in puzzles._PASSED and fn.__name__ in namespace:
+            out[fn.__name__] = namespace[fn.__name__]
+    return out
+
+
 def _b(n, b):
     return (n + b - 1) // b
 
