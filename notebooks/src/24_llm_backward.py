@@ -29,6 +29,9 @@
 # %% setup
 
 # %%
+import math  # noqa: F401  (the attention kernel cells use math.sqrt)
+
+import numba
 import numpy as np
 from numba import cuda
 
@@ -93,8 +96,8 @@ puzzles.check("llm5_matmul_tn_split", matmul_tn_split)
 # %%
 @cuda.jit
 def dw_no_atomic(out, a, b):
-    a_t = cuda.shared.array((TILE, TILE), np.float32)
-    b_t = cuda.shared.array((TILE, TILE), np.float32)
+    a_t = cuda.shared.array((TILE, TILE), numba.float32)
+    b_t = cuda.shared.array((TILE, TILE), numba.float32)
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     o = cuda.blockIdx.x * TILE + tx
     c = cuda.blockIdx.y * TILE + ty
