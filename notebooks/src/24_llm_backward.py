@@ -43,7 +43,8 @@ from puzzles.llm.backward import *  # its constants:
 from puzzles.llm.training import gradcheck, kernels, reference
 
 # TILE = 4: matrix-product tiles in the puzzles (16 on the GPU); TPB = 32 threads in the
-# one-dimensional kernels; SPLIT_ROWS = 8 rows per block in the split weight gradient
+# one-dimensional kernels; SPLIT_ROWS = 8 rows per block in the split weight gradient; HS_MAX = 16,
+# the head size the flash backward's per-thread accumulators hold
 
 # %% [markdown]
 # ## dX = dY W^T
@@ -201,6 +202,23 @@ expect_failure(WrongAnswer, puzzles.check, "llm5_softmax_backward", softmax_back
 puzzles.check("llm5_attn_backward_qkv", attn_backward_qkv)
 
 # %% [markdown]
+# ## Flash-style: recompute, store nothing
+#
+# The three kernels above read and write `P`, `dP` and `dS`: three `T x T` arrays per head, 50 MB per
+# layer at GPT-2 small's `T = 1024` and batch 8 with 12 heads, per array. The flash forward (notebook
+# 22) never forms `P`; it can save one number per query row, the log of its softmax denominator
+# `L_i`, and then `p_ij = exp(scale q_i . k_j - L_i)` is one dot product away. The row dot product of
+# the softmax backward needs no row of `P` either: `sum_j p_ij dp_ij = do_i . o_i`. So the backward can
+# recompute everything from `Q, K, V, O, dO, L`: more arithmetic, far fewer bytes.
+
+# %% [markdown] statement:llm5_attn_flash_backward
+
+# %% kernel:llm5_attn_flash_backward
+
+# %%
+puzzles.check("llm5_attn_flash_backward", attn_flash_backward)
+
+# %% [markdown]
 # ## The gradient check of the whole model
 #
 # `puzzles.llm.training` assembles GPT-2's forward, loss and backward from the course's kernels:
@@ -219,7 +237,7 @@ puzzles.check("llm5_attn_backward_qkv", attn_backward_qkv)
 # is the training size of the next notebook (two layers, `C = 64`, four heads, `T = 64`, batch 8).
 
 # %%
-yours = kernels.learner_kernels(globals())
+yours = kernels.learner_kernels(globals(), puzzles)
 print("your kernels in the model:", sorted(yours) or "none yet (the course's solutions run)")
 on_gpu = timing.skip_reason() is None
 cfg = reference.CONFIGS["small" if on_gpu else "check"]

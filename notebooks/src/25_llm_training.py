@@ -27,6 +27,7 @@ import math
 import numpy as np
 from numba import cuda
 
+import puzzles
 from helpers import timing
 from puzzles.llm import backward as bw
 from puzzles.llm.small_ops import GELU_C, GELU_K
@@ -120,7 +121,7 @@ assert abs(l_mine - l_ref) < 1e-4 and worst < 1e-4
 if on_gpu:
     cfg, steps, B, every = reference.CONFIGS["small"], 300, 8, 50
     model = kernels.KernelBackend(
-        cfg, reference.init_params(cfg, 0), kernels=kernels.learner_kernels(globals()), tile=16
+        cfg, reference.init_params(cfg, 0), kernels=kernels.learner_kernels(globals(), puzzles), tile=16
     )
 else:
     cfg, steps, B, every = reference.Config(L=1, C=16, NH=2, T=16), 60, 4, 20
@@ -188,3 +189,12 @@ if timing.skip_reason():
     print(timing.skip_reason())
 else:
     print(timing.table(bw.benchmark()))
+
+# %% [markdown]
+# ## What you proved
+#
+# The transformer track's puzzles passed in this session, and the known-wrong kernels (from the
+# course's tests) the checker rejects for them.
+
+# %%
+puzzles.summary(("llm-1", "llm-2", "llm-3", "llm-4", "llm-5"))

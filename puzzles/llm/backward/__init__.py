@@ -5,6 +5,8 @@
                    llm5_bias_grad_two_stage (deterministic)
     attention.py   llm5_attn_backward_dp (dP = dO V^T, causal), llm5_softmax_backward (a row),
                    llm5_attn_backward_qkv (dQ, dK, dV from dS and P)
+    flash.py       llm5_attn_flash_backward (P recomputed from each row's saved log-sum-exp: no T x T
+                   array)
     common.py      launch constants, the per-seed sizes' helpers, the dot-product tolerance
     bench.py       benchmark() and GOAL: tokens per second of a training step
 
@@ -22,6 +24,7 @@ itself (llm2_residual_add): the gradient reaching `x + f(x)` flows on to `x` unc
 from puzzles.llm.backward.attention import attn_backward_dp, attn_backward_qkv, softmax_backward
 from puzzles.llm.backward.bench import GOAL, benchmark, step_flops
 from puzzles.llm.backward.common import CHAPTER, SPLIT_ROWS, TILE, TPB
+from puzzles.llm.backward.flash import HS_MAX, attn_flash_backward
 from puzzles.llm.backward.linear import (
     bias_grad_atomic,
     bias_grad_two_stage,
@@ -30,4 +33,4 @@ from puzzles.llm.backward.linear import (
     matmul_tn_split,
 )
 
-__all__ = ["TILE", "TPB", "SPLIT_ROWS"]
+__all__ = ["TILE", "TPB", "SPLIT_ROWS", "HS_MAX"]

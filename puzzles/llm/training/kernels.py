@@ -83,15 +83,15 @@ def qkv_of(dqkv, dq, dk, dv, T, NH):
         dqkv[n, 2 * C + c] = dv[bh, t, d]
 
 
-def learner_kernels(namespace: dict) -> dict:
-    """The kernels of `namespace` (a notebook's globals) whose puzzle passed `puzzles.check` in this
-    session, by function name: the model runs yours where you have one, the course's elsewhere."""
-    import puzzles
-
+def learner_kernels(namespace: dict, registry) -> dict:
+    """The kernels of `namespace` (a notebook's globals) whose puzzle passed `registry.check` in this
+    session (`registry` is the `puzzles` package, passed in: this module sits below it), by function
+    name: the model runs yours where you have one, the course's elsewhere."""
     out = {}
-    for name in puzzles.names():
-        fn = getattr(puzzles.get(name).reference, "py_func", None)
-        if fn is not None and fn.__name__ in COURSE and name in puzzles._PASSED and fn.__name__ in namespace:
+    for name in registry.names():
+        fn = getattr(registry.get(name).reference, "py_func", None)
+        mine = fn is not None and fn.__name__ in COURSE and fn.__name__ in namespace
+        if mine and name in registry._PASSED:
             out[fn.__name__] = namespace[fn.__name__]
     return out
 
