@@ -109,7 +109,8 @@ def test_bad_inputs_get_their_messages(capsys):
     params = reference.init_params(CHECK, 0)
     params["wpe"][2, 5] = np.inf
     with pytest.raises(
-        loop.NonFinite, match=r"step 1: the loss is nan \(first non-finite value: logits\[0, \d, \d+\] = nan\)"
+        loop.NonFinite,
+        match=r"step 1: the loss is nan \(first non-finite value: logits\[0, \d, \d+\] = nan\)",
     ):
         loop.train(loop.NumpyBackend(CHECK, params), CHECK, steps=2, B=1, eval_every=0, sample_chars=0)
 
@@ -124,3 +125,41 @@ def test_the_pytorch_twin_agrees():
     ours = loop.train(loop.NumpyBackend(cfg, params), cfg, **kw)
     theirs = loop.train(TorchBackend(cfg, params, device="cpu"), cfg, **kw)
     assert np.abs(np.array(ours.losses) - theirs.losses).max() <= train.LOSS_TOL
+
+
+def test_gpu_launch_shapes_compile_and_pass_on_the_simulator(sim_engine, monkeypatch):
+    """No GPU in CI: the model at the GPU's launch shapes (16 x 16 tiles, 64-row splits) passes the
+    gradient check on the simulator, and every kernel it launches compiles to PTX with those
+    arguments (what a GPU run would compile)."""
+    from helpers import ptx
+    from puzzles.llm.training import kernels
+
+    if not ptx.available():
+        pytest.skip("Numba's CUDA compiler is not available here: PTX not checked")
+    compiled = {}
+
+    class Checked:
+        def __init__(self, k):
+            self.k = k
+
+        def __getitem__(self, launch_config):
+            def launch(*args):
+                name = ptx.py_func(self.k).__name__
+                if name not in compiled:
+                    ptx.ptx_check(self.k, [getattr(a, "_data", a) for a in args])
+                    compiled[name] = True
+                return self.k[launch_config](*args)
+
+            return launch
+
+    for name in ("zero_fill", "heads_of", "qkv_of"):
+        monkeypatch.setattr(kernels, name, Checked(getattr(kernels, name)))
+
+    class GpuShaped(kernels.KernelBackend):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, tile=16, **kw)
+            self.k = {n: Checked(k) for n, k in self.k.items()}
+
+    rows = gradcheck.check(GpuShaped, CHECK)
+    assert all(ok for *_, ok in rows), gradcheck.report(rows)
+    assert len(compiled) == len(kernels.COURSE) - 1 + 3  # every launch but AdamW's (no step here)

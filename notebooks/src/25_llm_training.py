@@ -98,15 +98,18 @@ print({k: v for k, v in mine.sources().items() if v == "yours"})
 ref = loop.NumpyBackend(cfg, params)
 l_mine, l_ref = mine.step(*batch, 1e-3), ref.step(*batch, 1e-3)
 after = mine.host_params()
-worst = max(float(np.abs(after[k] - ref.params[k]).max()) for k in after)
-print(f"loss: kernels {l_mine:.6f}, NumPy {l_ref:.6f}; largest weight difference after the step {worst:.1e}")
-assert abs(l_mine - l_ref) < 1e-4 and worst < 1e-4
+diffs = np.concatenate([np.abs(after[k] - ref.params[k]).ravel() for k in after])
+print(f"loss: kernels {l_mine:.6f}, NumPy {l_ref:.6f}")
+print(
+    f"weights after the step: largest difference {diffs.max():.1e}; above 1e-5: {int((diffs > 1e-5).sum())}"
+)
+assert abs(l_mine - l_ref) < 1e-4 and diffs.max() <= 2.5e-3
 
 # %% [markdown]
-# Why `1e-4` for the weights: AdamW's first step moves every weight by almost exactly the learning
-# rate (`m / sqrt(v)` is the gradient's sign), so weights agree to rounding, except where a gradient
-# is so near zero that float32 rounding can flip its sign: there the two steps differ by up to twice
-# the learning rate, `2e-3`. None did here; over many steps such differences are why two
+# Why the weights may differ by `2.5e-3`: AdamW's first step moves every weight by almost exactly the
+# learning rate `1e-3` (`m / sqrt(v)` is the gradient's sign), so the weights agree to rounding,
+# except where a gradient is so near zero that float32 rounding flips its sign: there the two steps
+# differ by up to twice the learning rate. Over many steps such differences are why two
 # implementations' losses drift apart slowly, and why the comparison with PyTorch below is judged on
 # the first ten steps.
 #

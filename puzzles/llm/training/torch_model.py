@@ -39,7 +39,7 @@ class TorchBackend:
             P = {k: p[f"{layer}.{k}"] for k in LAYER}
             a = F.layer_norm(x, (C,), P["ln1_w"], P["ln1_b"], eps=reference.EPS)
             q, k, v = (a @ P["w_qkv"] + P["b_qkv"]).split(C, dim=-1)
-            q, k, v = (t.view(B, T, NH, C // NH).transpose(1, 2) for t in (q, k, v))
+            q, k, v = (t.reshape(B, T, NH, C // NH).transpose(1, 2) for t in (q, k, v))
             s = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(C // NH))
             s = s.masked_fill(~torch.ones(T, T, dtype=torch.bool, device=x.device).tril(), float("-inf"))
             y = (s.softmax(-1) @ v).transpose(1, 2).reshape(B, T, C)
