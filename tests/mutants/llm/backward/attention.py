@@ -16,6 +16,13 @@ DP = [
         WRONG,
         ("        if j <= i:\n            for d", "        if True:\n            for d"),
     ),
+    # the mask off by one: the diagonal (a query's own key) left out
+    M(
+        m.attn_backward_dp,
+        "dp_mask_off_by_one",
+        WRONG,
+        ("        if j <= i:\n            for d", "        if j < i:\n            for d"),
+    ),
     M(m.attn_backward_dp, "dp_v_row_i", WRONG, ("do[b, i, d] * v[b, j, d]", "do[b, i, d] * v[b, i, d]")),
 ]
 

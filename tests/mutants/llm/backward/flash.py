@@ -21,6 +21,13 @@ FLASH = [
     # the softmax backward without the row dot product
     M(fb, "fb_no_row_dot", WRONG, ("g = p * (dp - dt)", "g = p * dp")),
     # D of the key's own row used for every query (it belongs to the query row i)
+    # the key's own row statistics used to recompute a query's probability
+    M(
+        fb,
+        "fb_lse_of_key_row",
+        WRONG,
+        ("p = math.exp(s * scale - lse[b, i])", "p = math.exp(s * scale - lse[b, t])"),
+    ),
     M(fb, "fb_own_row_dot", WRONG, ("g = p * (dp - di)", "g = p * (dp - dt)")),
 ]
 

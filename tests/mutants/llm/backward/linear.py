@@ -12,6 +12,14 @@ MATMUL_NT = [
     # the forward's read: b_t used as if w were not transposed
     M(m.matmul_nt, "nt_missing_transpose", WRONG, ("a_t[ty, kk] * b_t[tx, kk]", "a_t[ty, kk] * b_t[kk, tx]")),
     M(m.matmul_nt, "nt_no_second_barrier", NO_BARRIER, ("        cuda.syncthreads()\n    if", "    if")),
+    M(
+        m.matmul_nt,
+        "nt_no_first_barrier",
+        NO_BARRIER,
+        ("np.float32(0.0)\n        cuda.syncthreads()\n        for kk", "np.float32(0.0)\n        for kk"),
+    ),
+    # every tile of b read from the first columns: the k offset forgotten
+    M(m.matmul_nt, "nt_k_offset_forgotten", WRONG, ("b[bc, k0 + tx]", "b[bc, tx]")),
 ]
 
 MATMUL_TN = [
@@ -26,6 +34,12 @@ MATMUL_TN = [
         "tn_one_tile_only",
         WRONG,
         ("for k0 in range(0, K, TILE):", "for k0 in range(0, min(K, TILE), TILE):"),
+    ),
+    M(
+        m.matmul_tn,
+        "tn_no_first_barrier",
+        NO_BARRIER,
+        ("np.float32(0.0)\n        cuda.syncthreads()\n        for kk", "np.float32(0.0)\n        for kk"),
     ),
 ]
 
