@@ -24,7 +24,7 @@ class TorchBackend:
         rest = [v for v in self.p.values() if v.ndim != 2]
         self.opt = torch.optim.AdamW(
             [dict(params=decay, weight_decay=o["weight_decay"]), dict(params=rest, weight_decay=0.0)],
-            lr=o["lr"], betas=(o["beta1"], o["beta2"]), eps=o["eps"], foreach=False,
+            lr=o["lr"], betas=(o["beta1"], o["beta2"]), eps=o["eps"],
         )  # fmt: skip
         self.fwd = torch.compile(self._forward) if compile else self._forward
         if compile:
