@@ -6,6 +6,8 @@
     python -m tools.train --device gpu --steps 300 --torch-compare --json out.json --plot loss.png
     python -m tools.train --device gpu --gradcheck --size small       # the check at the training size
     python -m tools.train --device gpu --speed --json speed.json      # tokens/s: kernels, eager, compile
+    python -m tools.train --device gpu --report DIR   # all three above, unattended: DIR/gradcheck.json,
+                                                      # DIR/train.json, DIR/loss.png, DIR/speed.json
 
 --torch-compare runs the same model in PyTorch (FP32, TF32 off) from the same initial weights on the
 same batches: the first 10 losses must agree within LOSS_TOL, the final validation losses within
@@ -50,6 +52,9 @@ def parse(argv):
     ap.add_argument("--speed", action="store_true", help="tokens/s of a step: kernels, eager, compiled")
     ap.add_argument("--json", default=None)
     ap.add_argument("--plot", default=None, help="save the loss curve (PNG)")
+    ap.add_argument(
+        "--report", default=None, metavar="DIR", help="gradient check, 300 steps vs PyTorch, speed"
+    )
     return ap.parse_args(argv)
 
 
@@ -95,8 +100,30 @@ def _gpu():
         return False
 
 
+def report(argv, folder) -> int:
+    """The GPU run the course's note reports: the gradient check at the training size, 300 steps
+    against PyTorch (losses, samples, the loss curve), the speed table; one exit status for all."""
+    os.makedirs(folder, exist_ok=True)
+    base = [a for a in argv if a not in ("--report", folder)]
+    steps = [] if "--steps" in base else ["--steps", "300"]
+    train = steps + ["--torch-compare", "--json", f"{folder}/train.json", "--plot", f"{folder}/loss.png"]
+    runs = [
+        ["--gradcheck", "--json", f"{folder}/gradcheck.json"],
+        train,
+        ["--speed", "--json", f"{folder}/speed.json"],
+    ]
+    status = 0
+    for extra in runs:
+        print(f"=== python -m tools.train {' '.join(base + extra)}", flush=True)
+        status = max(status, main(base + extra))
+    return status
+
+
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = parse(argv)
+    if args.report:
+        return report(argv, args.report)
     from puzzles.llm.training import data, gradcheck, loop, reference
 
     size = args.size or {"cpu": "tiny", "sim": "check", "gpu": "small"}[args.device]
