@@ -165,6 +165,9 @@ def main(argv=None) -> int:
                 f"{run.backend}: {args.steps} steps in {run.seconds:.1f} s, "
                 f"{out['run']['tokens_per_s']:.0f} tokens/s"
             )
+            t = out["run"]["seconds_to_target_val"]
+            reached = f"reached after {t:.1f} s of training" if t else f"not reached in {args.steps} steps"
+            print(f"validation loss {loop.TARGET_VAL}: {reached}")
             for when, text in run.samples.items():
                 print(f"--- sample at the {when} ---\n{text}\n")
             runs = [run]

@@ -17,6 +17,8 @@ import numpy as np
 from puzzles.llm.training import data, reference
 from puzzles.llm.training.reference import Config
 
+TARGET_VAL = 2.5  # nats per byte: "time to a stated validation loss" (the uniform guess is 5.55)
+
 
 class TrainingError(Exception):
     """A run stopped for a stated reason (bad option, no room, non-finite loss, missing data)."""
@@ -110,9 +112,14 @@ class Run:
     backend: str
     losses: list = field(default_factory=list)
     val: list = field(default_factory=list)  # (step, validation loss)
+    val_seconds: list = field(default_factory=list)  # training seconds spent when each was measured
     samples: dict = field(default_factory=dict)  # "start"/"end" -> text
     seconds: float = 0.0
     tokens_per_step: int = 0
+
+    def time_to(self, target: float):
+        """Training seconds (validation excluded) until the validation loss first reached `target`."""
+        return next((t for (_, v), t in zip(self.val, self.val_seconds) if v <= target), None)
 
     def summary(self) -> dict:
         return dict(
@@ -124,6 +131,8 @@ class Run:
             val=self.val,
             seconds=self.seconds,
             tokens_per_s=self.tokens_per_step * len(self.losses) / self.seconds if self.seconds else None,
+            seconds_to_target_val=self.time_to(TARGET_VAL),
+            target_val=TARGET_VAL,
             samples=self.samples,
         )
 
@@ -164,6 +173,7 @@ def train(
         run.losses.append(float(backend.step(*data.batch(train_tokens, B, cfg.T, rng), lr)))
         if eval_every and (step % eval_every == 0 or step == steps):
             run.seconds += time.perf_counter() - t0
+            run.val_seconds.append(run.seconds)
             run.val.append((step, val_loss(backend, val_tokens, B, cfg.T, val_batches, seed)))
             log(f"step {step:5d}  train loss {run.losses[-1]:.4f}  val loss {run.val[-1][1]:.4f}")
             t0 = time.perf_counter()
