@@ -29,12 +29,13 @@ def puzzle_of(nodeid: str) -> str | None:
     return rest.split("[", 1)[1].rstrip("]").split("-", 1)[0]
 
 
-def pytest_configure(config):
-    from helpers import ptx
+PTX_CACHE = "MP_PTX_CACHE"  # helpers.ptx.CACHE_ENV (not imported here: the controller needs no numba)
 
-    if ptx.CACHE_ENV not in os.environ and not hasattr(config, "workerinput"):  # the first process
+
+def pytest_configure(config):
+    if PTX_CACHE not in os.environ and not hasattr(config, "workerinput"):  # the first process
         folder = tempfile.mkdtemp(prefix="mp-ptx-")
-        os.environ[ptx.CACHE_ENV] = folder  # inherited by xdist workers and notebook kernels
+        os.environ[PTX_CACHE] = folder  # inherited by xdist workers and notebook kernels
         config._mp_ptx_cache = folder
 
 
@@ -42,7 +43,7 @@ def pytest_unconfigure(config):
     folder = getattr(config, "_mp_ptx_cache", None)
     if folder:
         shutil.rmtree(folder, ignore_errors=True)
-        os.environ.pop("MP_PTX_CACHE", None)
+        os.environ.pop(PTX_CACHE, None)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -172,9 +172,8 @@ def test_peer_goal_missed_or_unmeasured():
 
 
 def test_a_chapter_package_is_found_with_its_bench_submodule(tmp_path, monkeypatch):
-    """A chapter package whose __init__ does not re-export benchmark/GOAL is timed through its `bench`
-    submodule; one that re-exports them, or a plain module, is timed through itself; without either,
-    it has no benchmark."""
+    """A chapter package is timed through its `bench` submodule (where GOAL and GOALS live), whether or
+    not its __init__ re-exports them; a plain module through itself; without either, no benchmark."""
     import importlib
 
     root = tmp_path / "fakecourse"
@@ -197,7 +196,7 @@ def test_a_chapter_package_is_found_with_its_bench_submodule(tmp_path, monkeypat
     }
     assert {n: getattr(h, "__name__", None) for n, h in found.items()} == {
         "cha": "fakecourse.cha.bench",
-        "chb": "fakecourse.chb",
+        "chb": "fakecourse.chb.bench",
         "chc": None,
         "chd": "fakecourse.chd",
     }

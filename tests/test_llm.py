@@ -143,7 +143,7 @@ def test_param_partials_then_column_sum_is_deterministic():
 
 def test_attention_cases_cover_the_edges():
     """One token, one head, head dim 1, sequences straddling the tiles, causal and not, large logits."""
-    for seed in range(4):
+    for seed in range(10):
         cases = la.flash_cases(np.random.default_rng(seed))
         shapes = [c.args["q"].shape for c in cases]
         assert any(t == 1 for _, t, _ in shapes) and any(bh == 1 for bh, _, _ in shapes)
@@ -236,7 +236,7 @@ def test_bench_finds_the_track():
         "llm3",
         "llm4",
     ]
-    assert [m for _, m in chapter_modules({"llm3", "ch10"})][-1] is la
+    assert [m for _, m in chapter_modules({"llm3", "ch10"})][-1] is la.bench  # where GOAL lives
     assert all(t.startswith("ch") for t, _ in chapter_modules({"ch10"}))
     for m in MODULES:
         assert callable(m.benchmark) and m.GOAL["best"]

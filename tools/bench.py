@@ -31,20 +31,19 @@ from importlib import metadata
 
 
 def benchmark_of(chapter):
-    """What holds a chapter's `benchmark()` and `GOAL` (and optional `GOALS`): the chapter itself (a
-    module, or a package whose __init__ re-exports them) or else its `bench` submodule; None if neither."""
-    if callable(getattr(chapter, "benchmark", None)):
-        return chapter
+    """What holds a chapter's `benchmark()`, `GOAL` and optional `GOALS`: a chapter package's `bench`
+    submodule where it has one (all three live there, whatever its __init__ re-exports), else the
+    chapter itself (a module, or a package defining them); None where there is no benchmark()."""
     if hasattr(chapter, "__path__"):  # a package
         try:
             sub = importlib.import_module(f"{chapter.__name__}.bench")
         except ModuleNotFoundError as e:
             if e.name != f"{chapter.__name__}.bench":
                 raise
-            return None
-        if callable(getattr(sub, "benchmark", None)):
-            return sub
-    return None
+        else:
+            if callable(getattr(sub, "benchmark", None)):
+                return sub
+    return chapter if callable(getattr(chapter, "benchmark", None)) else None
 
 
 def chapter_modules(only=()):

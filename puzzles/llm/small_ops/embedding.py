@@ -53,7 +53,8 @@ def emb_shapes(rng):
     return [
         (1, 1, int(rng.integers(5, 40)), int(rng.integers(2, 9))),
         (int(rng.integers(2, 4)), int(rng.integers(2, 6)), 1, int(rng.integers(2, 5))),
-        (2, int(rng.integers(3, 9)), int(rng.choice([31, 33])), int(rng.integers(3, 7))),
+        # channels past one block of TPB on every seed: a kernel assuming one block covers C fails
+        (2, int(rng.integers(3, 9)), int(rng.choice([33, 47])), int(rng.integers(3, 7))),
         (
             int(rng.integers(2, 5)),
             int(rng.integers(4, 12)),

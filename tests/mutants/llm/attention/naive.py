@@ -9,7 +9,7 @@ import math
 import numpy as np
 from numba import cuda
 
-from mutants.common import OOB, WRONG
+from mutants.common import OOB, RACE, WRONG, M
 from puzzles.llm.attention import naive as la
 from puzzles.llm.attention.common import NEG_INF
 
@@ -139,7 +139,19 @@ def scores_grid_stride(s, q, k, causal):
             j += cuda.gridDim.x * cuda.blockDim.x
 
 
+# P V with one block assumed to cover the head dimension (d > TPB on every seed): the blocks along x
+# all write columns 0..TPB-1
+PV = [
+    M(
+        la.attn_pv,
+        "pv_d_fits_block",
+        RACE,
+        ("c = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x", "c = cuda.threadIdx.x"),
+    ),
+]
+
 MUTANTS = {
+    "llm3_attn_pv": PV,
     "llm3_attn_scores": [
         ("scale 1/sqrt(d) missing", scores_no_scale, *WRONG),
         ("causal mask off by one (diagonal hidden)", scores_causal_off_by_one, *WRONG),

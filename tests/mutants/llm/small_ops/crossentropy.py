@@ -33,6 +33,12 @@ def ce_no_max(losses, logits, targets, rows, cols):
 
 
 CE_FORWARD = [
+    M(
+        cf,
+        "ce_row_fits_warp",
+        WRONG,  # one logit per lane: the vocabulary past 32 never enters the sum
+        ("for j in range(lane, cols, WARP):", "for j in range(lane, min(cols, WARP), WARP):"),
+    ),
     ("ce_no_max", ce_no_max, *WRONG),
     M(
         cf,

@@ -27,6 +27,12 @@ ea = m.embedding_backward_atomic
 EMB_ATOMIC = [
     M(
         ea,
+        "emb_token_rows_plain_add",
+        RACE,  # dwte[tok, c] += g: two positions holding one token lose an update (the fix: an atomic)
+        ("cuda.atomic.add(dwte, (tokens[i], c), g)", "dwte[tokens[i], c] += g"),
+    ),
+    M(
+        ea,
         "emb_no_atomics",
         RACE,  # two positions with the same token collide
         ("cuda.atomic.add(dwte, (tokens[i], c), g)", "dwte[tokens[i], c] += g"),

@@ -20,6 +20,23 @@ lf = m.layernorm_forward
 LAYERNORM_FORWARD = [
     M(
         lf,
+        "ln_row_fits_warp",
+        WRONG,  # one element per lane: the statistics of the first 32 columns only
+        (
+            "for j in range(lane, cols, WARP):\n        s += x[r, j]",
+            "for j in range(lane, min(cols, WARP), WARP):\n        s += x[r, j]",
+        ),
+        (
+            "for j in range(lane, cols, WARP):\n        dev",
+            "for j in range(lane, min(cols, WARP), WARP):\n        dev",
+        ),
+        (
+            "for j in range(lane, cols, WARP):\n        out[r, j]",
+            "for j in range(lane, min(cols, WARP), WARP):\n        out[r, j]",
+        ),
+    ),
+    M(
+        lf,
         "ln_unbiased_variance",
         WRONG,  # divides by cols - 1 (NumPy's ddof=1); inf at cols = 1
         ("math.sqrt(q / np.float32(cols) + EPS)", "math.sqrt(q / np.float32(max(cols - 1, 1)) + EPS)"),

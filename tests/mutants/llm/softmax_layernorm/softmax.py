@@ -36,6 +36,23 @@ sb = m.softmax_block
 SOFTMAX_BLOCK = [
     M(
         sb,
+        "block_row_fits_block",
+        WRONG,  # each thread takes column t only: columns past blockDim.x (rows of 196+) never written
+        (
+            "    m = NEG_INF\n    for j in range(t, cols, bd):",
+            "    m = NEG_INF\n    for j in range(t, min(cols, bd), bd):",
+        ),
+        (
+            "        for j in range(t, cols, bd):\n            s +=",
+            "        for j in range(t, min(cols, bd), bd):\n            s +=",
+        ),
+        (
+            "    s = part[0]\n    for j in range(t, cols, bd):",
+            "    s = part[0]\n    for j in range(t, min(cols, bd), bd):",
+        ),
+    ),
+    M(
+        sb,
         "block_no_max_subtraction",
         WRONG,  # exp(100) overflows float32: inf / inf = NaN
         ("s += math.exp(x[r, j] - m)", "s += math.exp(x[r, j])"),
@@ -196,6 +213,19 @@ so = m.softmax_online
 
 
 SOFTMAX_ONLINE = [
+    M(
+        so,
+        "online_row_fits_warp",
+        WRONG,  # one element per lane: a row longer than 32 is cut short
+        (
+            "for j in range(lane, cols, WARP):\n        v = x[r, j]",
+            "for j in range(lane, min(cols, WARP), WARP):\n        v = x[r, j]",
+        ),
+        (
+            "for j in range(lane, cols, WARP):\n        out[r, j]",
+            "for j in range(lane, min(cols, WARP), WARP):\n        out[r, j]",
+        ),
+    ),
     M(
         so,
         "online_rescale_forgotten",
