@@ -1,5 +1,5 @@
 """What the test files share: the learner's stub compiled as a notebook cell would compile it, the
-mutants file of an exercise module (tests/mutants/<subpackage>/<module>.py), and the checks already
+mutants file of an exercise module (tests/mutants/ mirrors puzzles/), and the checks already
 made in this process (`checked`). Not in conftest.py: the repository root has a conftest.py too, and
 `import conftest` would be ambiguous."""
 
@@ -39,7 +39,7 @@ def _compile_stub(p: Puzzle):
 
 
 def mutants_module(puzzle_module: str, package: str = MUTANTS_PACKAGE) -> ModuleType | None:
-    """tests/mutants/<subpackage>/<module>.py for exercise module puzzles.<subpackage>.<module>, or
+    """The mutants module mutants.X.Y (tests/mutants/X/Y.py) of exercise module puzzles.X.Y, or
     None when it has none yet."""
     rel = puzzle_module.split(".", 1)[1] if "." in puzzle_module else puzzle_module
     try:

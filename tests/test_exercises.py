@@ -1,5 +1,5 @@
 """Every registered puzzle, one way: the reference passes on its seeds, the stub is NotSolvedYet,
-each mutant in its module's mutants file (tests/mutants/<subpackage>/<module>.py) is rejected for
+each mutant in its module's mutants file (tests/mutants/, mirroring puzzles/) is rejected for
 its stated reason on every seed, each variant passes, and each view draws the reference's run (the
 access map's coloured cells are the cells its trace touched).
 
