@@ -182,7 +182,7 @@ def _compiled_before(fn, sig, cc) -> Path | None:
             numba.__version__,
             getattr(cuda, "__version__", ""),
         ]
-    except (OSError, TypeError, SyntaxError):  # no source to read: compile every time
+    except Exception:  # noqa: BLE001 - no source to read, or a value it cannot name: compile every time
         return None
     return Path(folder) / hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
@@ -216,7 +216,9 @@ def _value_key(v, seen: set) -> str:
         return f"module {v.__name__}"
     if isinstance(v, types.FunctionType) or hasattr(v, "py_func"):
         return "function " + _code_key(v, seen)
-    return f"object {type(v).__module__}.{type(v).__qualname__}"
+    text = repr(v)  # a Numba type (float32), a dtype: its name; an address would differ per process
+    shown = text if " at 0x" not in text and len(text) < 200 else ""
+    return f"object {type(v).__module__}.{type(v).__qualname__} {shown}"
 
 
 @contextlib.contextmanager

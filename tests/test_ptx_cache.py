@@ -13,6 +13,7 @@ import pytest
 from helpers import ptx
 
 SOURCE = """
+import numba
 from numba import cuda
 
 SCALE = {scale}
@@ -62,6 +63,9 @@ def test_the_key_follows_the_code_not_the_comments(cache, tmp_path):
     assert key(load(tmp_path, "k1", comment="another comment")) == base
     assert key(load(tmp_path, "k2", scale=5)) != base  # a constant it names
     assert key(load(tmp_path, "k3", factor=4)) != base  # its device function's code
+    assert key(load(tmp_path, "k6", scale="numba.float32(2)")) != key(
+        load(tmp_path, "k7", scale="numba.float64(2)")
+    )
     doubles = ptx.arg_types([a.astype(np.float64) for a in ARGS])  # other argument types
     assert ptx._compiled_before(load(tmp_path, "k4"), doubles, ptx.T4) != base
 

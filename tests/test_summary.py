@@ -68,6 +68,24 @@ def test_mutant_counts_match_the_mutants_files():
     assert all(k != "a known mistake" for v in shipped.values() for k in v)
 
 
+def test_a_package_gathering_its_op_files_mutants_counts_them_once(tmp_path):
+    """A mutants package whose __init__ re-exports its op files' MUTANTS counts each mutant once; two
+    files registering different mutants for one puzzle are an error naming both."""
+    pkg = tmp_path / "gathered" / "ch"
+    pkg.mkdir(parents=True)
+    (tmp_path / "gathered" / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("from .op import MUTANTS\n")
+    (pkg / "op.py").write_text(
+        "from helpers.check import WrongAnswer\nMUTANTS = {'p': [('m', None, WrongAnswer, None)]}\n"
+    )
+    assert mutant_kinds.kinds(tmp_path, "gathered") == {"p": ["a wrong answer"]}
+    (pkg / "other.py").write_text(
+        "from helpers.check import CompileRejected\nMUTANTS = {'p': [('n', None, CompileRejected, None)]}\n"
+    )
+    with pytest.raises(RuntimeError, match=r"gathered.ch.*gathered.ch.other register different mutants"):
+        mutant_kinds.kinds(tmp_path, "gathered")
+
+
 def test_the_words_for_each_way_a_mutant_is_caught():
     from mutants.common import NO_BARRIER, OOB, WRONG, over
 

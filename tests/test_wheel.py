@@ -94,6 +94,7 @@ def test_wheel_holds_every_module_of_helpers_and_puzzles(wheel_venv):
         for f in (ROOT / pkg).rglob("*.py"):
             assert str(f.relative_to(ROOT)) in names, f"{f.relative_to(ROOT)} missing from {whl.name}"
     assert "puzzles/mutant_kinds.json" in names, "the summary's mutant counts (python -m tools.nbbuild)"
+    assert "puzzles/llm/training/data/shakespeare.txt" in names, "the training text (package-data)"
     assert not [n for n in names if n.startswith(("tools/", "tests/"))], (
         "tools and tests stay in the checkout"
     )

@@ -5,4 +5,5 @@ python -m tools.release     where the course lives: show, re-point, check
 python -m tools.bench       time every chapter's benchmark on the GPU, judge the goals
 python -m tools.profile     the launches behind the notebooks' profiler findings (for ncu)
 python -m tools.sim_speed   the simulator's speed against Numba's own
+python -m tools.train       train the course's GPT-2 on Shakespeare (CPU, simulator or GPU; vs PyTorch)
 """

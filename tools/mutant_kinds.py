@@ -55,16 +55,19 @@ def kinds(folder: Path, package: str = "mutants") -> dict[str, list[str]]:
     sys.path.insert(0, tests)
     try:
         top = importlib.import_module(package)
-        out: dict[str, list[str]] = {}
+        found: dict[str, tuple] = {}  # puzzle -> (module, its entries)
         for info in pkgutil.walk_packages(top.__path__, package + "."):
             module = importlib.import_module(info.name)
             for puzzle, entries in getattr(module, "MUTANTS", {}).items():
-                if puzzle in out:
-                    raise RuntimeError(f"{info.name}: mutants of {puzzle!r} are registered twice")
-                out[puzzle] = [caught_as(e[2], e[3]) for e in entries]
+                # a package's __init__ may gather its op files' tables: the same entries, once
+                if puzzle in found and list(found[puzzle][1]) != list(entries):
+                    raise RuntimeError(
+                        f"{found[puzzle][0]} and {info.name} register different mutants for {puzzle!r}"
+                    )
+                found.setdefault(puzzle, (info.name, entries))
     finally:
         sys.path.remove(tests)
-    return dict(sorted(out.items()))
+    return {p: [caught_as(e[2], e[3]) for e in entries] for p, (_, entries) in sorted(found.items())}
 
 
 def text(root: Path) -> str:

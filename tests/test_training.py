@@ -1,0 +1,165 @@
+"""Training the course's GPT-2 (puzzles/llm/training, python -m tools.train): the NumPy reference's
+gradients against finite differences; the kernels' gradients against float64 at every parameter on
+the simulator (and the check failing with a wrong kernel swapped in); the kernels' AdamW steps equal
+the reference's; the loss falls on a CPU; the data ships; each bad input gets its message; the
+PyTorch twin agrees (skipped in one line without PyTorch)."""
+
+import numpy as np
+import pytest
+
+from puzzles.llm.training import data, gradcheck, loop, reference
+from tools import train
+
+CHECK = reference.CONFIGS["check"]
+
+
+def test_reference_gradients_match_finite_differences():
+    cfg = reference.Config(L=2, C=8, NH=2, T=4, V=11)
+    p = {k: v.astype(np.float64) for k, v in gradcheck.perturbed_params(cfg, 3).items()}
+    rng = np.random.default_rng(3)
+    tok, tgt = rng.integers(0, cfg.V, (2, cfg.T)), rng.integers(0, cfg.V, (2, cfg.T))
+    _, _, cache = reference.forward(p, tok, tgt, cfg)
+    g = reference.backward(p, cache, cfg)
+    h = 1e-6
+    for name, a in p.items():
+        for idx in [tuple(int(rng.integers(0, s)) for s in a.shape) for _ in range(3)]:
+            old = a[idx]
+            a[idx] = old + h
+            up = reference.forward(p, tok, tgt, cfg)[1]
+            a[idx] = old - h
+            down = reference.forward(p, tok, tgt, cfg)[1]
+            a[idx] = old
+            fd = (up - down) / (2 * h)
+            assert abs(fd - g[name][idx]) <= 1e-6 + 1e-5 * abs(fd), (name, idx, fd, g[name][idx])
+
+
+def test_kernels_gradients_pass_the_check_on_the_simulator(sim_engine):
+    from puzzles.llm.training.kernels import KernelBackend
+
+    rows = gradcheck.check(KernelBackend, CHECK)
+    assert len(rows) == len(reference.param_shapes(CHECK))
+    assert all(ok for *_, ok in rows), gradcheck.report(rows)
+
+
+def test_the_check_fails_with_a_wrong_kernel(sim_engine):
+    from mutants.llm.backward.attention import SOFTMAX_BACKWARD
+
+    from puzzles.llm.training.kernels import KernelBackend
+
+    no_dot = next(k for name, k, *_ in SOFTMAX_BACKWARD if name == "sb_no_row_dot")
+    rows = gradcheck.check(KernelBackend, CHECK, kernels={"softmax_backward": no_dot})
+    failed = {name for name, *_, ok in rows if not ok}
+    assert "0.w_qkv" in failed, gradcheck.report(rows)
+
+
+def test_a_learners_kernel_swaps_in_and_steps_match_the_reference(sim_engine):
+    from mutants.llm.backward.attention import sb_two_arrays_pass
+
+    from puzzles.llm.training.kernels import KernelBackend
+
+    params = reference.init_params(CHECK, 0)
+    kb = KernelBackend(CHECK, params, kernels={"softmax_backward": sb_two_arrays_pass})
+    assert kb.sources()["softmax_backward"] == "yours" and kb.sources()["matmul_nt"] == "course solution"
+    kw = dict(steps=3, B=2, eval_every=0, sample_chars=0, log=lambda s: None)
+    got = loop.train(kb, CHECK, **kw).losses
+    want = loop.train(loop.NumpyBackend(CHECK, params), CHECK, **kw).losses
+    assert np.allclose(got, want, rtol=0, atol=1e-5), (got, want)
+    with pytest.raises(KeyError, match="no kernel of the model is called"):
+        KernelBackend(CHECK, params, kernels={"softmax_bwd": sb_two_arrays_pass})
+
+
+def test_loss_falls_on_a_cpu():
+    cfg = reference.Config(L=1, C=16, NH=2, T=16)
+    be = loop.NumpyBackend(cfg, reference.init_params(cfg, 0))
+    run = loop.train(be, cfg, steps=40, B=4, lr=1e-2, eval_every=40, sample_chars=20, log=lambda s: None)
+    assert run.losses[0] > 5.4  # log(256) = 5.55: the uniform guess
+    assert run.val[-1][1] < run.losses[0] - 1.5, run.val
+    assert set(run.samples) == {"start", "end"}
+
+
+def test_data_ships_and_tokenizes():
+    text = data.DATA.read_text()
+    assert 300_000 < len(text.encode()) < 450_000 and "MACBETH" in text
+    assert "CC BY 2.5" in (data.DATA.parent / "SHAKESPEARE.md").read_text()
+    assert data.decode(data.encode("To be, or not")) == "To be, or not"
+    tr, va = data.split(data.load_tokens())
+    assert len(va) / (len(tr) + len(va)) == pytest.approx(data.VAL_FRACTION, abs=1e-4)
+    x, y = data.batch(tr, 3, 8, np.random.default_rng(0))
+    assert x.shape == y.shape == (3, 8) and (x[:, 1:] == y[:, :-1]).all()
+
+
+def test_the_wheel_ships_the_text():
+    import tomllib
+    from pathlib import Path
+
+    cfg = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    assert "data/shakespeare.txt" in cfg["tool"]["setuptools"]["package-data"]["puzzles.llm.training"]
+
+
+def test_bad_inputs_get_their_messages(capsys):
+    with pytest.raises(SystemExit) as e:
+        train.main(["--sizes", "tiny"])
+    assert e.value.code == 2 and "unrecognized arguments: --sizes" in capsys.readouterr().err
+    assert train.main(["--data", "/no/such/file.txt", "--steps", "1"]) == 2
+    assert "training text /no/such/file.txt not found" in capsys.readouterr().err
+    with pytest.raises(loop.TrainingError, match="does not fit: a step needs about"):
+        loop.check_config(reference.CONFIGS["medium"], 10**6, 16 * 2**30, "the GPU")
+    with pytest.raises(loop.TrainingError, match="not a multiple of the heads"):
+        loop.check_config(reference.Config(L=1, C=10, NH=3, T=4), 1, None, "memory")
+    params = reference.init_params(CHECK, 0)
+    params["wpe"][2, 5] = np.inf
+    with pytest.raises(
+        loop.NonFinite,
+        match=r"step 1: the loss is nan \(first non-finite value: logits\[0, \d, \d+\] = nan\)",
+    ):
+        loop.train(loop.NumpyBackend(CHECK, params), CHECK, steps=2, B=1, eval_every=0, sample_chars=0)
+
+
+def test_the_pytorch_twin_agrees():
+    pytest.importorskip("torch", reason="PyTorch is not installed: the comparison is skipped")
+    from puzzles.llm.training.torch_model import TorchBackend
+
+    cfg = reference.Config(L=1, C=16, NH=2, T=16)
+    params = reference.init_params(cfg, 0)
+    kw = dict(steps=10, B=2, eval_every=10, sample_chars=0, log=lambda s: None)
+    ours = loop.train(loop.NumpyBackend(cfg, params), cfg, **kw)
+    theirs = loop.train(TorchBackend(cfg, params, device="cpu"), cfg, **kw)
+    assert np.abs(np.array(ours.losses) - theirs.losses).max() <= train.LOSS_TOL
+
+
+def test_gpu_launch_shapes_compile_and_pass_on_the_simulator(sim_engine, monkeypatch):
+    """No GPU in CI: the model at the GPU's launch shapes (16 x 16 tiles, 64-row splits) passes the
+    gradient check on the simulator, and every kernel it launches compiles to PTX with those
+    arguments (what a GPU run would compile)."""
+    from helpers import ptx
+    from puzzles.llm.training import kernels
+
+    if not ptx.available():
+        pytest.skip("Numba's CUDA compiler is not available here: PTX not checked")
+    compiled = {}
+
+    class Checked:
+        def __init__(self, k):
+            self.k = k
+
+        def __getitem__(self, launch_config):
+            def launch(*args):
+                name = ptx.py_func(self.k).__name__
+                if name not in compiled:
+                    ptx.ptx_check(self.k, [getattr(a, "_data", a) for a in args])
+                    compiled[name] = True
+                return self.k[launch_config](*args)
+
+            return launch
+
+    for name in ("zero_fill", "heads_of", "qkv_of"):
+        monkeypatch.setattr(kernels, name, Checked(getattr(kernels, name)))
+
+    class GpuShaped(kernels.KernelBackend):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, tile=16, **kw)
+            self.k = {n: Checked(k) for n, k in self.k.items()}
+
+    rows = gradcheck.check(GpuShaped, CHECK)
+    assert all(ok for *_, ok in rows), gradcheck.report(rows)
+    assert len(compiled) == len(kernels.COURSE) - 1 + 3  # every launch but AdamW's (no step here)
