@@ -129,9 +129,8 @@ if on_gpu:
 else:
     cfg, steps, B, every = reference.Config(L=1, C=16, NH=2, T=16), 60, 4, 20
     model = loop.NumpyBackend(cfg, reference.init_params(cfg, 0))
-run = loop.train(
-    model, cfg, steps=steps, B=B, lr=1e-2 if not on_gpu else 3e-3, eval_every=every, sample_chars=120
-)
+lr = 3e-3 if on_gpu else 1e-2
+run = loop.train(model, cfg, steps=steps, B=B, lr=lr, eval_every=every, sample_chars=120)
 print(f"{run.backend}: {steps} steps in {run.seconds:.1f} s")
 print("--- before training ---\n" + run.samples["start"])
 print("--- after ---\n" + run.samples["end"])
