@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 
 from .. import errors as E
-from ..trace import ATOMIC, READ, WRITE
+from ..messages import code_text, one_writer_text
+from ..trace import ATOMIC, READ, WARP_SIZE, WRITE
 from .stop import Stop
 from .values import Mixed, V, as_int, lanes_of, split
 
@@ -196,7 +197,11 @@ class LArray:
         if type(flat) is int:
             if ctl.nact > 1 and st.space != "local":
                 run._order_matters()
-                raise run.diag("DataRace", "several threads write one element in one instruction", self, idx)
+                one_warp = int(lanes.min()) // WARP_SIZE == int(lanes.max()) // WARP_SIZE
+                fix = one_writer_text(code_text(run.fn0.__code__), one_warp)
+                raise run.diag(
+                    "DataRace", f"several threads write one element in one instruction. {fix}", self, idx
+                )
             fl = flat
         else:
             fl = flat if ctl.isfull else flat[ctl.m]
