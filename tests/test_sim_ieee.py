@@ -273,3 +273,56 @@ def test_an_integer_from_infinity_stays_a_diagnostic(engine):
     out, a = np.zeros(4, np.float32), np.array([0, 1, 1000, 2], np.float32)
     with pytest.raises(E.KernelException):
         sim.launch(floor_of_inf, 1, 4, (out, a), engine=engine)
+
+
+# --- stores into integer arrays convert as on a GPU ---------------------------------------------------
+
+
+@cuda.jit
+def int_stores(out, uout, big, f):
+    i = cuda.threadIdx.x
+    out[i] = big * (i + 1)  # an int64 past int32 (2**31 + 5, ...) stored into int32: its low 32 bits
+    out[i + 4] = 4000000000 + i  # a Python int past int32: its low 32 bits
+    out[i + 8] = f[i]  # a float: truncated toward zero, saturated at the range, NaN gives 0
+    uout[i] = -1 - i  # a negative int into uint32 wraps to 2**32 - 1 - i
+    uout[i + 4] = f[i]  # a float into uint32 saturates at 0 and 2**32 - 1
+
+
+def int_stores_want(big, f):
+    lo32 = np.array([big * (i + 1) for i in range(4)] + [4000000000 + i for i in range(4)], np.int64)
+    wrapped = ((lo32 + 2**31) % 2**32 - 2**31).astype(np.int32)
+    f = f.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        sat = np.where(np.isnan(f), 0, np.clip(np.trunc(f), -(2**31), 2**31 - 1)).astype(np.int64)
+        usat = np.where(np.isnan(f), 0, np.clip(np.trunc(f), 0, 2**32 - 1)).astype(np.int64)
+    return (
+        np.concatenate([wrapped, sat.astype(np.int32)]),
+        np.concatenate([2**32 - 1 - np.arange(4), usat]).astype(np.uint32),
+    )
+
+
+INT_STORE_ARGS = (2**31 + 5, np.array([3e9, -3e9, np.nan, -2.7], np.float32))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_stores_into_integer_arrays_wrap_and_saturate_as_on_a_gpu(engine):
+    """An int out of an integer array's range keeps its low bits (two's complement), a float is
+    truncated and saturates, NaN gives 0: no OverflowError or ValueError from Python."""
+    out, uout = np.zeros(12, np.int32), np.zeros(8, np.uint32)
+    big, f = INT_STORE_ARGS
+    r = sim.launch(int_stores, 1, 4, (out, uout, big, f.copy()), engine=engine)
+    if engine != "greenlet":
+        assert r.engine == "lockstep" and r.fallback is None, r.fallback
+    want, uwant = int_stores_want(big, f)
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(uout, uwant)
+
+
+@pytest.mark.skipif(not device.gpu_present(), reason="no CUDA GPU here")
+def test_integer_stores_agree_with_the_gpu():
+    out, uout = cuda.to_device(np.zeros(12, np.int32)), cuda.to_device(np.zeros(8, np.uint32))
+    big, f = INT_STORE_ARGS
+    int_stores[1, 4](out, uout, big, cuda.to_device(f))
+    want, uwant = int_stores_want(big, f)
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+    np.testing.assert_array_equal(uout.copy_to_host(), uwant)

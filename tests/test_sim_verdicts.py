@@ -511,6 +511,57 @@ def test_a_read_of_a_neighbours_update_still_wants_a_barrier():
     assert "cuda.syncthreads()" in text and ATOMIC_ADVICE not in text
 
 
+@cuda.jit
+def every_lane_writes_the_row(out, a, cols):
+    lane = cuda.threadIdx.x % 32
+    r = cuda.blockIdx.x * (cuda.blockDim.x // 32) + cuda.threadIdx.x // 32
+    s = numba.float32(0)
+    for j in range(lane, cols, 32):
+        s += a[r * cols + j]
+    offset = 16
+    while offset > 0:
+        s += cuda.shfl_xor_sync(0xFFFFFFFF, s, offset)
+        offset //= 2
+    out[r] = s  # every lane: `if lane == 0:` is missing
+
+
+@cuda.jit
+def every_thread_writes_the_total(out, a):
+    t = cuda.threadIdx.x
+    s = cuda.shared.array(64, numba.float32)
+    s[t] = a[t]
+    cuda.syncthreads()
+    out[0] = s[0] + s[63]  # every thread: `if cuda.threadIdx.x == 0:` is missing
+
+
+LANE0_ADVICE = "let lane 0 of the warp write it (under `if lane == 0:`"
+THREAD0_ADVICE = "let one thread write it (e.g. under `if cuda.threadIdx.x == 0:`"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_several_writers_of_one_element_are_told_the_one_writer_that_fits(engine):
+    """Lanes of one warp in a kernel organised by warps want lane 0 of the warp as the writer (thread 0
+    of the block would leave the other warps' rows unwritten); threads of a block want thread 0."""
+
+    def race(kernel, block, args):
+        with pytest.raises(E.DataRace) as info:
+            sim.launch(kernel, 2, block, args, engine=engine)
+        return str(info.value)
+
+    text = race(every_lane_writes_the_row, 64, (np.zeros(4, np.float32), np.ones(4 * 40, np.float32), 40))
+    assert LANE0_ADVICE in text and "threadIdx.x == 0" not in text, text
+    text = race(every_thread_writes_the_total, 64, (np.zeros(1, np.float32), np.ones(64, np.float32)))
+    assert THREAD0_ADVICE in text and "lane == 0" not in text, text
+
+
+def test_a_warp_per_row_puzzle_says_lane_0_on_every_seed():
+    from mutants.pmpp.ch14_sparse.csr import vec_every_lane_writes
+
+    for seed in SEEDS:
+        err, text = diagnosed("ch14_spmv_csr_vector", vec_every_lane_writes, seed)
+        assert isinstance(err, E.DataRace) and LANE0_ADVICE in str(err), text
+
+
 # ------------------------------------------------------------ 18. nothing a kernel does escapes as itself
 
 

@@ -751,6 +751,28 @@ def test_case_numbers_agree_between_the_header_and_the_show_line():
 
 
 @cuda.jit
+def float32_cos(out, a):
+    i = cuda.threadIdx.x
+    out[i] = math.cos(a[i] * numba.float32(3.0)) + math.sin(a[i])
+
+
+def test_float32_trig_is_not_float64_although_libdevice_reduces_huge_arguments_in_float64():
+    """libdevice's cosf/sinf reduce a huge argument with one float64 multiply (by 0d3BF921FB54442D19):
+    library code inlined at the learner's line, not float64 arithmetic of the kernel (ch17's F^H d)."""
+    from types import SimpleNamespace
+
+    from helpers import ptx
+    from helpers.float64 import float64_finding
+
+    _needs_ptx()
+    args = [np.zeros(4, np.float32), np.ones(4, np.float32)]
+    text = ptx.ptx_check(float32_cos, args)
+    assert "0d3BF921FB54442D19" in text  # the reduction is there...
+    p = SimpleNamespace(name="t", float64="reject", signature=("out", "a"))
+    assert float64_finding(p, float32_cos, args, text) is None  # ...and is not the kernel's
+
+
+@cuda.jit
 def scale_by_python_float(out, a, alpha):
     i = cuda.threadIdx.x
     acc = numba.float32(0)

@@ -35,6 +35,8 @@ _MISSING_BARRIER = {"DataRace", "UninitializedRead"}
 def caught_as(exc: type, detail) -> str:
     """One MUTANTS entry's (exception class, detail) in words: the detail first (the diagnostic class,
     or the rule an OverBudget names), then the exception."""
+    if exc.__name__ == "OverBudget" and detail == "float64":
+        return "float64 arithmetic in a float32 exercise"
     if exc.__name__ == "OverBudget":
         return "over budget: " + str(detail).replace("_", " ")
     details = detail if isinstance(detail, tuple) else (detail,) if detail is not None else ()

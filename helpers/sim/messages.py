@@ -6,6 +6,7 @@ Every simulator error is built here, so the header reads the same whichever chec
 from __future__ import annotations
 
 import linecache
+import re
 import sys
 from types import FrameType, TracebackType
 from typing import Any
@@ -124,6 +125,33 @@ def scratch_text(name: str, index: str) -> str:
         "in any order, and one may run before the blocks whose results it reads: a block may read "
         "another block's part only once it knows that block is done (the last block to take a ticket "
         "from cuda.atomic.add knows every other block has finished), or in a second launch."
+    )
+
+
+def code_text(*codes: Any) -> str:
+    """The source text of each code object (a kernel, a device function it called), joined."""
+    text = ""
+    for code in codes:
+        last = max((ln for _, _, ln in code.co_lines() if ln), default=code.co_firstlineno)
+        text += "".join(linecache.getline(code.co_filename, n) for n in range(code.co_firstlineno, last + 1))
+    return text
+
+
+# a kernel organised by warps: a lane or warp index taken from the thread index
+_BY_WARPS = re.compile(r"laneid|(//|%)\s*(32\b|[\w.]*warp)|&\s*31\b|>>\s*5\b", re.IGNORECASE)
+
+
+def one_writer_text(text: str, same_warp: bool) -> str:
+    """The fix when several threads plainly write one element: one writer. Where the writers are lanes
+    of one warp in a kernel organised by warps (`% 32`, `// 32`, laneid), that writer is lane 0 of the
+    warp: thread 0 of the block would leave every other warp's element unwritten."""
+    if same_warp and _BY_WARPS.search(text):
+        who = "lane 0 of the warp write it (under `if lane == 0:`, lane being cuda.threadIdx.x % 32"
+    else:
+        who = "one thread write it (e.g. under `if cuda.threadIdx.x == 0:`"
+    return (
+        f"Several threads write this one element: let {who}, once the value is complete), or, if each "
+        "adds its share, use cuda.atomic.add."
     )
 
 

@@ -6,7 +6,8 @@ helpers/sim/lockstep/ import this; neither restates it):
 - `Actor`, `unordered`, `conflict`: the race rule (which two accesses no barrier orders);
 - `SPIN_CHECK`, `greenlet_steps`: how steps are counted (the runaway limit);
 - `INTRINSICS` and `MATH`: `cuda.fma/popc/...` and `math.*` with IEEE float semantics, as on a GPU:
-  an overflow gives inf, a pole -inf or inf, a domain error NaN, never a Python exception.
+  an overflow gives inf, a pole -inf or inf, a domain error NaN, never a Python exception;
+- `gpu_int`: a value stored into an integer array converted as a GPU store converts it.
 """
 
 from __future__ import annotations
@@ -80,6 +81,28 @@ ATOMICS = {
 }
 # on integers these give one result in any order (when the old values are not used)
 COMMUTING = frozenset({"add", "sub", "and_", "or_", "xor", "max", "min"})
+
+
+# --- stores into integer arrays: a GPU converts, where Python and NumPy raise OverflowError/ValueError
+def gpu_int(value: Any, dt: np.dtype) -> Any:
+    """`value` (a number or an array) as integer dtype `dt`, as a GPU store converts it: an integer
+    keeps its low bits (two's complement wrap: int32(2**31) is -2**31), a float is truncated toward
+    zero and saturates at the type's range, NaN gives 0 (PTX cvt.rzi)."""
+    dt = np.dtype(dt)
+    a = np.asarray(value)
+    if a.dtype.kind == "f":
+        info = np.iinfo(dt)
+        hi, lo = a >= float(info.max), a <= float(info.min)
+        with np.errstate(invalid="ignore"):
+            out = np.where(hi | lo | np.isnan(a), 0, a).astype(dt)
+        out[hi], out[lo] = info.max, info.min
+    elif a.dtype.kind == "O":  # a Python int past 64 bits
+        bits = 8 * dt.itemsize
+        low = int(value) & ((1 << bits) - 1)
+        out = np.array(low - (1 << bits) if dt.kind == "i" and low >> (bits - 1) else low, dt)
+    else:
+        out = a.astype(dt)  # integers (and bools) keep their low bits
+    return out if out.ndim else out[()]
 
 
 # --- races

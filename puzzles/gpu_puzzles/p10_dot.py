@@ -18,7 +18,7 @@ def dot_kernel(out, a, b, size):
         cache[i] = a[i] * b[i]
     cuda.syncthreads()
     if i == 0:
-        total = 0.0
+        total = numba.float32(0.0)
         for k in range(size):
             total += cache[k]
         out[0] = total

@@ -27,7 +27,7 @@ def conv_kernel(out, a, b, a_size, b_size):
         b_tile[local_i] = b[local_i]
     cuda.syncthreads()
     if i < a_size:
-        total = 0.0
+        total = numba.float32(0.0)
         for j in range(b_size):
             if i + j < a_size:
                 total += a_tile[local_i + j] * b_tile[j]

@@ -18,7 +18,7 @@ def matmul_kernel(out, a, b, size):
     i = cuda.blockIdx.y * TPB + ty  # row of out
     j = cuda.blockIdx.x * TPB + tx  # column of out
     ### BEGIN SOLUTION
-    total = 0.0
+    total = numba.float32(0.0)
     for t in range((size + TPB - 1) // TPB):
         k = t * TPB + tx
         if i < size and k < size:

@@ -26,7 +26,7 @@ def warp_allreduce_kernel(out, a, rows, cols):
             total += cuda.shfl_xor_sync(FULL_MASK, total, mask)
             mask //= 2
         if lane < cols:
-            out[r, lane] = x - total / cols
+            out[r, lane] = x - total / numba.float32(cols)
     ### END SOLUTION
 
 

@@ -13,9 +13,11 @@ from __future__ import annotations
 import operator
 import sys
 
+import numpy as np
+
 from ..errors import OutOfBounds, ReadOnlyWrite, UninitializedRead, Unsupported
 from ..messages import scratch_text
-from ..semantics import unordered
+from ..semantics import gpu_int, unordered
 from ..trace import ATOMIC, READ, WRITE
 from . import order
 
@@ -43,6 +45,7 @@ class Storage:
         "cross_block",
         "checked",
         "hb",
+        "unsigned",
     )
 
     def __init__(self, run, data, aid, name, space, *, initialised=True, readonly=False, cross_block=False):
@@ -61,6 +64,9 @@ class Storage:
         self.cross_block = cross_block  # global memory: accesses from different blocks conflict
         self.checked = run.races and space != "local"  # local arrays are private: no races
         self.hb = False  # work memory whose reads across blocks must be ordered by atomics (order.py)
+        self.unsigned = (
+            self.data.dtype.kind == "u"
+        )  # NumPy wraps a negative float stored here: a GPU saturates
         run.storages[aid] = self
 
 
@@ -344,9 +350,15 @@ class SimArray:
         if run.tracing:
             f = sys._getframe(1)
             run.rec.append((c, st.wr, flat, f.f_code, f.f_lasti))
+        if st.unsigned and isinstance(value, (float, np.floating)):
+            value = gpu_int(value, st.data.dtype)
         try:
             st.data[flat] = value
-        except (TypeError, ValueError) as e:
+        except (TypeError, ValueError, OverflowError) as e:
+            if st.data.dtype.kind in "iu" and isinstance(value, (int, float, np.number)):
+                # out of the type's range or NaN: NumPy raises, a GPU wraps or saturates
+                st.data[flat] = gpu_int(value, st.data.dtype)
+                return
             raise run.error(
                 Unsupported,
                 f"cannot store {value!r} in `{st.name}` ({st.data.dtype}): {e}",

@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from .. import errors as E
+from ..messages import one_writer_text
 from ..trace import READ, WRITE
 from . import assemble
 
@@ -31,11 +32,8 @@ def diagnose(
     fix = "Put a cuda.syncthreads() between the two accesses, or give each thread its own element."
     if both_write and "atomic" not in verb + other_verb:
         # several writers of one element want one writer, not a barrier
-        fix = (
-            "Several threads write this one element: let one thread write it (e.g. under "
-            "`if cuda.threadIdx.x == 0:`, once the value is complete), or, if each adds its share, "
-            "use cuda.atomic.add."
-        )
+        same_warp = other[0] == c[0] and other[2] == c[2]
+        fix = one_writer_text(_kernel_text(run), same_warp)
     elif c[1] > 0 or other[1] > 0:  # the block already passed a barrier: one more is missing
         fix = (
             "Your kernel has cuda.syncthreads() already, but none between these two accesses: the "
@@ -130,18 +128,21 @@ def _lost_update(run: Any, st: Any, flat: int, other: tuple, verb: str) -> bool:
     return mine_read
 
 
+def _kernel_text(run: Any) -> str:
+    """The text of the kernel and of the device function running now."""
+    from ..messages import code_text, user_frame
+
+    frame = user_frame()
+    root = run.fn0.__code__
+    if frame is None or frame.f_code is root:
+        return code_text(root)
+    return code_text(frame.f_code, root)
+
+
 def _uses_block(run: Any) -> bool:
     """Does the kernel's own text index with the block (cuda.blockIdx, cuda.grid)?"""
     from ..messages import user_frame
 
-    frame = user_frame()
-    if frame is None:
+    if user_frame() is None:
         return False
-    code = frame.f_code
-    last = max((ln for _, _, ln in code.co_lines() if ln), default=code.co_firstlineno)
-    text = "".join(linecache.getline(code.co_filename, n) for n in range(code.co_firstlineno, last + 1))
-    root = run.fn0.__code__
-    if code is not root:
-        last = max((ln for _, _, ln in root.co_lines() if ln), default=root.co_firstlineno)
-        text += "".join(linecache.getline(root.co_filename, n) for n in range(root.co_firstlineno, last + 1))
-    return bool(re.search(r"blockIdx|\bgrid\s*\(|gridsize\s*\(", text))
+    return bool(re.search(r"blockIdx|\bgrid\s*\(|gridsize\s*\(", _kernel_text(run)))

@@ -10,7 +10,9 @@ from typing import Any
 import numpy as np
 
 from .. import errors as E
-from ..trace import ATOMIC, READ, WRITE
+from ..messages import code_text, one_writer_text
+from ..semantics import gpu_int
+from ..trace import ATOMIC, READ, WARP_SIZE, WRITE
 from .stop import Stop
 from .values import Mixed, V, as_int, lanes_of, split
 
@@ -196,7 +198,11 @@ class LArray:
         if type(flat) is int:
             if ctl.nact > 1 and st.space != "local":
                 run._order_matters()
-                raise run.diag("DataRace", "several threads write one element in one instruction", self, idx)
+                one_warp = int(lanes.min()) // WARP_SIZE == int(lanes.max()) // WARP_SIZE
+                fix = one_writer_text(code_text(run.fn0.__code__), one_warp)
+                raise run.diag(
+                    "DataRace", f"several threads write one element in one instruction. {fix}", self, idx
+                )
             fl = flat
         else:
             fl = flat if ctl.isfull else flat[ctl.m]
@@ -281,21 +287,10 @@ def _values(value: Any, dt: np.dtype, ctl) -> Any:
     if type(value) is V:
         a, w, d = split(value)
         a = a if ctl.isfull else a[ctl.m]
-        if dt.kind in "iub" and d.kind == "f" and not np.isfinite(a).all():
-            raise Stop.diagnostic(E.Unsupported, "a NaN or infinity stored into an integer array")
-        if w and dt.kind in "iu" and d.kind in "iu" and a.size:
-            info = np.iinfo(dt)
-            if a.min() < info.min or a.max() > info.max:
-                raise Stop.diagnostic(E.KernelException, "a Python int too large for the array")
-        return a
+        # into an integer array: wrap or saturate as a GPU store does (an int array assignment wraps)
+        return gpu_int(a, dt) if dt.kind in "iu" and d.kind == "f" else a
     if isinstance(value, (bool, int, float, np.generic)):
-        if dt.kind in "iub" and isinstance(value, (float, np.floating)) and not np.isfinite(value):
-            raise Stop.diagnostic(E.Unsupported, "a NaN or infinity stored into an integer array")
-        if type(value) is int and dt.kind in "iu":
-            info = np.iinfo(dt)
-            if not info.min <= value <= info.max:
-                raise Stop.diagnostic(E.KernelException, "a Python int too large for the array")
-        return value
+        return gpu_int(value, dt) if dt.kind in "iu" and not isinstance(value, (bool, np.bool_)) else value
     raise Stop.unsupported(f"storing a {type(value).__name__} into an array")
 
 

@@ -8,8 +8,17 @@ from typing import Any
 import numpy as np
 
 from .. import errors as E
-from ..messages import diagnostic, kernel_frame, runaway_text, scratch_text, source_at, user_frame
-from ..trace import ATOMIC, READ
+from ..messages import (
+    code_text,
+    diagnostic,
+    kernel_frame,
+    one_writer_text,
+    runaway_text,
+    scratch_text,
+    source_at,
+    user_frame,
+)
+from ..trace import ATOMIC, READ, WARP_SIZE, WRITE
 from .memory import LArray, Storage, words
 from .stop import Stop
 from .transform import site_info
@@ -44,14 +53,16 @@ class Reports:
             self._order_matters()
             where = _unravel(flat, st.shape)
             shown = ", ".join(map(str, where))
-            verbs = {READ: "read", 1: "wrote", ATOMIC: "atomically updated"}
+            verbs = {READ: "read", WRITE: "wrote", ATOMIC: "atomically updated"}
+            fix = "Put a cuda.syncthreads() between the two accesses, or give each thread its own element."
+            if ka == kb == WRITE:  # several writers of one element want one writer, not a barrier
+                fix = one_writer_text(code_text(self.fn0.__code__), a // WARP_SIZE == b // WARP_SIZE)
             raise self.diag(
                 "DataRace",
                 f"data race on {st.space} array `{st.name}`[{shown}]: this thread {verbs[kb]} it while "
                 f"thread {self._tidx(a)} of block {self._bidx(self.b)} {verbs[ka]} it in the same barrier "
-                "interval (no cuda.syncthreads() between them). The result depends on which thread runs "
-                "first. Put a cuda.syncthreads() between the two accesses, or give each thread its own "
-                "element.",
+                f"interval (no cuda.syncthreads() between them). The result depends on which thread runs "
+                f"first. {fix}",
                 array=st.name,
                 index=where[0] if len(where) == 1 else where,
                 lane=b,

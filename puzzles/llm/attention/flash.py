@@ -92,6 +92,7 @@ that was summed so far is scaled by `alpha = exp(m - m_new)`. At the end `out[b,
     spec=attention_spec,
     cases=row_cases,
     reference=attn_row,
+    float64="reject",  # float32 numerics and speed are the lesson: no float64 arithmetic
     hints=(
         "Start with m = -inf and lsum = 0: at the first key alpha = exp(-inf) = 0 wipes nothing that "
         "matters.",
@@ -179,6 +180,7 @@ shared memory. Budget: each thread reads its row of Q plus its share of every K 
     spec=attention_spec,
     cases=flash_cases,
     reference=attn_flash,
+    float64="reject",  # float32 numerics and speed are the lesson: no float64 arithmetic
     budget=Budget(global_reads=_flash_reads, global_writes=MAX_D, shared_bytes=2 * BC * MAX_D * 4),
     hints=(
         "Load the tile with a loop over e = t, t + BR, ... < BC * d: row e // d, column e % d.",

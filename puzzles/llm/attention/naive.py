@@ -97,6 +97,7 @@ exactly 0). `T = q.shape[1]` and `d = q.shape[2]` need not be multiples of the b
     spec=scores_spec,
     cases=scores_cases,
     reference=attn_scores,
+    float64="reject",  # float32 numerics and speed are the lesson: no float64 arithmetic
     hints=(
         "Key j is hidden when j > i: the diagonal (j == i) is a token attending to itself, and it counts.",
         "Divide the dot product by math.sqrt(d): without it scores grow with the head dimension and "
@@ -134,6 +135,7 @@ kernels 1 builds the fast softmax; this one is the simplest that is right.)""",
     spec=softmax_spec,
     cases=softmax_cases,
     reference=attn_softmax,
+    float64="reject",  # float32 numerics and speed are the lesson: no float64 arithmetic
     chapter=CHAPTER,
     **_TOL,
 )
@@ -161,6 +163,7 @@ ATTN_PV = Puzzle(
     spec=pv_spec,
     cases=pv_cases,
     reference=attn_pv,
+    float64="reject",  # float32 numerics and speed are the lesson: no float64 arithmetic
     chapter=CHAPTER,
     **_TOL,
 )

@@ -88,6 +88,7 @@ the bias is added once, at the end.""",
     spec=_linear_spec,
     cases=_linear_cases,
     reference=linear,
+    float64="reject",  # float32 numerics and speed are the lesson: no float64 arithmetic
     chapter=CHAPTER,
     **_LIN_TOL,
 )
@@ -135,6 +136,7 @@ it straight back. Budget: one global write per thread.""",
     spec=_linear_gelu_spec,
     cases=_linear_cases,
     reference=linear_gelu,
+    float64="reject",  # float32 numerics and speed are the lesson: no float64 arithmetic
     budget=Budget(global_writes=1, shared_bytes=2 * TILE * TILE * 4),
     hints=(
         "Two barriers per tile: after loading it, and before the next load overwrites it.",

@@ -193,6 +193,7 @@ pass. Lane 0 writes the row's loss.""",
     spec=crossentropy_spec,
     cases=ce_cases,
     reference=crossentropy_forward,
+    float64="reject",  # float32 numerics and speed are the lesson: no float64 arithmetic
     budget=Budget(shared_bytes=0),
     hints=(
         "The online softmax gives (m, d) with d = sum exp(x - m); combine lanes with shfl_xor_sync.",
@@ -253,6 +254,7 @@ logit and one write (budget).""",
     spec=crossentropy_backward_spec,
     cases=ce_backward_cases,
     reference=crossentropy_softmax_backward,
+    float64="reject",  # float32 numerics and speed are the lesson: no float64 arithmetic
     budget=Budget(global_reads=lambda case: 2 * ((case.args["cols"] + WARP - 1) // WARP) + 3, shared_bytes=0),
     hints=(
         "First pass: the online (m, d). Second pass: p = exp(x - m) / d, minus 1 at the target column.",

@@ -180,6 +180,7 @@ EMBEDDING_FORWARD = Puzzle(
     spec=embedding_spec,
     cases=emb_forward_cases,
     reference=embedding_forward,
+    float64="reject",  # float32 numerics and speed are the lesson: no float64 arithmetic
     rtol=2 * U,
     atol=0.0,
     **_ELT,
@@ -214,6 +215,7 @@ Grid-stride over the `n * C` elements of `dout`.""",
     spec=emb_atomic_spec,
     cases=emb_backward_cases,
     reference=embedding_backward_atomic,
+    float64="reject",  # float32 numerics and speed are the lesson: no float64 arithmetic
     hints=(
         "Element k of dout is row i = k // C, channel c = k % C.",
         "cuda.atomic.add takes a tuple index for a 2-D array: cuda.atomic.add(dwte, (row, c), value).",
@@ -260,6 +262,7 @@ keep their zero gradient. No atomics (budget).""",
     spec=emb_buckets_spec,
     cases=emb_buckets_cases,
     reference=embedding_backward_buckets,
+    float64="reject",  # float32 numerics and speed are the lesson: no float64 arithmetic
     budget=Budget(global_atomics_per_block=0),
     hints=(
         "blockIdx.y picks the job: a token's bucket, or (past n_buckets) a position.",

@@ -97,6 +97,7 @@ element, with a grid-stride loop (the grid may be smaller than the data).""",
     spec=gelu_spec,
     cases=gelu_cases,
     reference=gelu_forward,
+    float64="reject",  # float32 numerics and speed are the lesson: no float64 arithmetic
     budget=Budget(global_reads=lambda case: -(-case.args["n"] // (case.grid * TPB))),
     rtol=GELU_RTOL,
     atol=GELU_ATOL,
@@ -131,6 +132,7 @@ grid-stride loop.""",
     spec=gelu_backward_spec,
     cases=gelu_backward_cases,
     reference=gelu_backward,
+    float64="reject",  # float32 numerics and speed are the lesson: no float64 arithmetic
     budget=Budget(global_reads=lambda case: 2 * -(-case.args["n"] // (case.grid * TPB))),
     hints=(
         "Compute th = tanh(u) once and reuse it: 1 - th * th is tanh's derivative.",

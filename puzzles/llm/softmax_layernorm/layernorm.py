@@ -105,6 +105,7 @@ LAYERNORM_FORWARD = Puzzle(
 Save `mean[r]` and `rstd[r]` for the backward pass (written once, by one lane). One warp per row:
 sum the row for the mean, then sum `(x - mean)^2` in a second pass.""",
     reference=layernorm_forward,
+    float64="reject",  # float32 numerics and speed are the lesson: no float64 arithmetic
     budget=Budget(shared_bytes=0),
     hints=(
         "Reduce with shfl_xor_sync so every lane gets the row's sum; convert cols with np.float32(cols).",
@@ -161,6 +162,7 @@ LAYERNORM_WELFORD = Puzzle(
 update over its elements, and the lanes' `(count, mean, m2)` summaries are merged with Chan's formula
 through shuffles.""",
     reference=layernorm_welford,
+    float64="reject",  # float32 numerics and speed are the lesson: no float64 arithmetic
     budget=Budget(shared_bytes=0),
     **_LN,
 )

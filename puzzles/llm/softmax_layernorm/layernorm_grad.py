@@ -163,6 +163,7 @@ row.""",
     spec=layernorm_backward_spec,
     cases=layernorm_backward_cases,
     reference=layernorm_backward,
+    float64="reject",  # float32 numerics and speed are the lesson: no float64 arithmetic
     hints=(
         "Two row sums are needed before any dx: sum(g) and sum(g * x_hat). Reduce both with shuffles.",
         "Rows run in different warps and blocks at the same time: dweight[j] += ... is a race; "
@@ -201,6 +202,7 @@ fixed order.""",
     spec=param_partials_spec,
     cases=param_partials_cases,
     reference=layernorm_param_partials,
+    float64="reject",  # float32 numerics and speed are the lesson: no float64 arithmetic
     # a row of `cols` floats starts anywhere in a 32-byte sector: 50% allows that, and rejects a
     # thread walking along a row (1 float of 8 per sector)
     budget=Budget(global_atomics_per_block=0, min_coalescing=0.5),

@@ -149,6 +149,7 @@ thread per row makes three passes: the maximum `m`, the sum `s` of `exp(x - m)`,
 `exp(x - m) / s`. A row whose entries are all `-inf` (fully masked) gets zeros.""",
     cases=softmax_cases_for(thread_per_row),
     reference=softmax_three_pass,
+    float64="reject",  # float32 numerics and speed are the lesson: no float64 arithmetic
     **_SM,
 )
 
@@ -200,6 +201,7 @@ reductions in the shared array `part` (the maximum first, the same array reused 
 of all `-inf` gets zeros. Budget: `TPB` floats of shared memory.""",
     cases=softmax_cases_for(block_per_row),
     reference=softmax_block,
+    float64="reject",  # float32 numerics and speed are the lesson: no float64 arithmetic
     budget=Budget(shared_bytes=TPB * 4),
     hints=(
         "Two reductions, the same shape: a max tree, then a sum tree over the same shared array.",
@@ -245,6 +247,7 @@ SOFTMAX_WARP = Puzzle(
 result in every lane: no shared memory, no barrier.""",
     cases=softmax_cases_for(warp_per_row),
     reference=softmax_warp,
+    float64="reject",  # float32 numerics and speed are the lesson: no float64 arithmetic
     budget=Budget(shared_bytes=0),
     **_SM,
 )
@@ -292,6 +295,7 @@ combined with `shfl_xor_sync` the same way; a second pass writes `exp(x - m) / d
 element instead of three (enforced). A row of all `-inf` gets zeros.""",
     cases=softmax_cases_for(warp_per_row),
     reference=softmax_online,
+    float64="reject",  # float32 numerics and speed are the lesson: no float64 arithmetic
     budget=Budget(global_reads=lambda case: 2 * ((case.args["cols"] + WARP - 1) // WARP), shared_bytes=0),
     hints=(
         "Start from m = -inf, d = 0. For a value v > m: d = d * exp(m - v) + 1, then m = v; otherwise "
@@ -346,6 +350,7 @@ array (registers, since every index is a constant after unrolling): one read and
 which is all a softmax must move. Rows of up to `32 * PER_LANE` columns.""",
     cases=softmax_cases_for(warp_per_row, 32 * PER_LANE),
     reference=softmax_warp_cached,
+    float64="reject",  # float32 numerics and speed are the lesson: no float64 arithmetic
     budget=Budget(global_reads=PER_LANE, shared_bytes=0),
     **_SM,
 )

@@ -66,7 +66,7 @@ def blur_kernel(out, img, height, width):
                 if r >= 0 and r < height and c >= 0 and c < width:
                     total += img[r, c]
                     count += 1
-        out[row, col] = total / count
+        out[row, col] = total / float32(count)
     ### END SOLUTION
 
 

@@ -97,6 +97,7 @@ global reads per tile step (the tiled kernel run `COARSE` times would read `2 * 
     spec=spec,
     cases=cases_coarse,
     reference=coarse_matmul_kernel,
+    float64="reject",  # the lesson is speed: a float64 accumulator is up to 64 times slower
     hints=(
         "Keep the tiled kernel's loop over t; inside it, load m's tile, then loop over c.",
         "Piece c's column is col0 + c * TILE; its n tile comes from n[t*TILE + ty, that column].",
@@ -164,6 +165,7 @@ global reads per tile step, `RM` writes, and at most `(RM + 1) * TILE` shared re
     spec=spec,
     cases=cases_rows,
     reference=rows_matmul_kernel,
+    float64="reject",  # the lesson is speed: a float64 accumulator is up to 64 times slower
     hints=(
         "Loading: for i in range(RM), tile row r = ty*RM + i: m_tile[r, tx] = m[row0 + i, t*TILE + tx].",
         "n_tile[r, tx] = n[t*TILE + r, col]; zeros past the edges, as before.",

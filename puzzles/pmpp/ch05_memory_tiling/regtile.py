@@ -142,6 +142,7 @@ TM = TN = 8`.""",
     spec=spec,
     cases=cases_regtile,
     reference=regtile_matmul_kernel,
+    float64="reject",  # the lesson is speed: a float64 accumulator is up to 64 times slower
     budget=Budget(
         global_reads=lambda c: (A_LOADS + B_LOADS) * _tiles(c, BK),
         global_writes=TM * TN,
@@ -241,6 +242,7 @@ registers per thread (two blocks per SM). `TM` and `TN` must be multiples of 4 (
     spec=spec,
     cases=cases_regtile,
     reference=prefetch_matmul_kernel,
+    float64="reject",  # the lesson is speed: a float64 accumulator is up to 64 times slower
     budget=Budget(
         global_reads=lambda c: (A_LOADS + B_LOADS) * _tiles(c, BK),
         global_writes=TM * TN,

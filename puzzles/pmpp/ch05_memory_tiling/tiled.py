@@ -94,6 +94,7 @@ reads, 1 write, `2 * TILE * TILE * 4` bytes of shared memory per block.""",
     spec=spec,
     cases=cases_tiled,
     reference=tiled_matmul_kernel,
+    float64="reject",  # the lesson is speed: a float64 accumulator is up to 64 times slower
     hints=(
         "Loop `t` over `ceil(inner / TILE)` tile steps.",
         "Thread (tx, ty) loads m[row, t*TILE + tx] and n[t*TILE + ty, col], or 0 off the edge.",
@@ -158,6 +159,7 @@ place of `TILE`. Budget: `2 * ceil(inner / tile)` global reads per thread and ex
     spec=spec,
     cases=cases_dynamic,
     reference=dynamic_tiled_matmul_kernel,
+    float64="reject",  # the lesson is speed: a float64 accumulator is up to 64 times slower
     hints=(
         "m's tile element (ty, kk) is smem[ty * tile + kk].",
         "n's tile element (kk, tx) is smem[tile * tile + kk * tile + tx].",

@@ -183,8 +183,8 @@ def reduce_shared(out, a, n):
     part = cuda.shared.array(TPB, numba.float32)
     t = cuda.threadIdx.x
     bd = cuda.blockDim.x
-    x = a[t] if t < n else 0.0
-    y = a[t + bd] if t + bd < n else 0.0
+    x = a[t] if t < n else numba.float32(0.0)
+    y = a[t + bd] if t + bd < n else numba.float32(0.0)
     part[t] = x + y
     stride = bd // 2
     while stride >= 1:

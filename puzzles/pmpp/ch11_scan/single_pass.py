@@ -111,7 +111,7 @@ def domino_scan(out, flags, carries, counter, a, n):
             xy[t] = tmp
         stride *= 2
     if t == cuda.blockDim.x - 1:
-        prev = 0.0
+        prev = numba.float32(0.0)
         if sec > 0:
             # wait for the predecessor's running total; atomics read L2, never a stale L1 line
             while cuda.atomic.add(flags, sec - 1, 0) == 0:

@@ -121,7 +121,7 @@ def pool_tail_halo(out, a, size):
             cache[t - TPB + 2] = a[h]
     cuda.syncthreads()
     if i < size:
-        total = 0.0
+        total = numba.float32(0.0)
         for k in range(3):
             if i - k >= 0:
                 total += cache[t + 2 - k]

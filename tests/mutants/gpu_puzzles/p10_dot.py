@@ -111,7 +111,7 @@ def dot_last_thread_sums(out, a, b, size):
         cache[i] = 0.0
     cuda.syncthreads()
     if i == TPB - 1:
-        total = 0.0
+        total = numba.float32(0.0)
         for k in range(TPB):
             total += cache[k]
         out[0] = total

@@ -198,7 +198,7 @@ def conv_reversed_taps(out, a, b, a_size, b_size):
         b_tile[w] = b[w]
     cuda.syncthreads()
     if i < a_size:
-        total = 0.0
+        total = numba.float32(0.0)
         for j in range(b_size - 1, -1, -1):
             if i + j < a_size:
                 total += a_tile[t + j] * b_tile[j]

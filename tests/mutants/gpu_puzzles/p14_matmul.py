@@ -160,7 +160,7 @@ def matmul_transposed_b_tile(out, a, b, size):
     tx = cuda.threadIdx.x
     i = cuda.blockIdx.y * TPB + ty
     j = cuda.blockIdx.x * TPB + tx
-    total = 0.0
+    total = numba.float32(0.0)
     for t in range((size + TPB - 1) // TPB):
         k = t * TPB + tx
         a_tile[ty, tx] = a[i, k] if i < size and k < size else 0.0
@@ -231,7 +231,7 @@ def matmul_while_tiles(out, a, b, size):
     ty, tx = cuda.threadIdx.y, cuda.threadIdx.x
     i = cuda.blockIdx.y * TPB + ty
     j = cuda.blockIdx.x * TPB + tx
-    total = 0.0
+    total = numba.float32(0.0)
     start = 0
     while start < size:  # tiles counted by their first column, not by their number
         a_tile[ty, tx] = a[i, start + tx] if i < size and start + tx < size else 0.0

@@ -113,7 +113,7 @@ def down_then_broadcast(out, a, rows, cols):
             d //= 2
         total = cuda.shfl_sync(FULL_MASK, total, 0)  # lane 0's total, to everyone
         if lane < cols:
-            out[r, lane] = x - total / cols
+            out[r, lane] = x - total / numba.float32(cols)
 
 
 @cuda.jit
@@ -125,7 +125,7 @@ def mean_first(out, a, rows, cols):
     x = numba.float32(0)
     if lane < cols:
         x = a[r, lane]
-    mean = x / cols
+    mean = x / numba.float32(cols)
     for m in (1, 2, 4, 8, 16):
         mean += cuda.shfl_xor_sync(FULL_MASK, mean, m)
     if lane < cols:

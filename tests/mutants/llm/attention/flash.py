@@ -10,7 +10,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from mutants.common import BARRIER, NO_BARRIER, OOB, RACE, WRONG
+from mutants.common import BARRIER, NO_BARRIER, OOB, RACE, WRONG, M, over
 from puzzles.llm.attention import flash as la
 from puzzles.llm.attention.common import BC, BR, MAX_D, NEG_INF
 
@@ -371,6 +371,13 @@ MUTANTS = {
         ("scale 1/sqrt(d) missing", row_no_scale, *WRONG),
         ("no max subtraction: exp overflows on large scores", row_no_max_subtraction, *WRONG),
         ("running max never updated", row_max_never_updated, *WRONG),
+        # notebook 22's old given code: a Python float scale makes the arithmetic float64 (float64="reject")
+        M(
+            la.attn_row,
+            "row_python_float_scale",
+            over("float64"),
+            ("scale = np.float32(1.0) / math.sqrt(np.float32(d))", "scale = 1.0 / math.sqrt(d)"),
+        ),
     ],
     "llm3_attn_flash": [
         ("online-softmax rescale forgotten", flash_no_rescale, *WRONG),

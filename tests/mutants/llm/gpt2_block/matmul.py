@@ -10,7 +10,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from mutants.common import NO_BARRIER, OOB, RACE, WRONG
+from mutants.common import NO_BARRIER, OOB, RACE, WRONG, M, over
 from puzzles.llm.gpt2_block import matmul as gb
 from puzzles.llm.gpt2_block.common import GELU_C, GELU_K, TILE
 from puzzles.llm.gpt2_block.matmul import gelu_tanh
@@ -143,6 +143,8 @@ MUTANTS = {
         ("no barrier before the next tile", lg_no_barrier_before_next, *RACE),
         ("tile of inp loaded without a guard", lg_no_guard, *OOB),
         ("exact erf GELU instead of GPT-2's tanh form", lg_exact_erf, *WRONG),
+        # `acc = 0.0` makes the whole product float64: this exercise (float64="reject") fails it
+        M(gb.linear_gelu, "lg_float64_accumulator", over("float64"), ("acc = np.float32(0.0)", "acc = 0.0")),
     ],
 }
 

@@ -9,7 +9,7 @@ import math
 import numpy as np
 from numba import cuda
 
-from mutants.common import RACE, WRONG, M
+from mutants.common import RACE, WRONG, M, over
 from puzzles.llm.small_ops import gelu as m
 from puzzles.llm.small_ops.common import GELU_C, GELU_K
 
@@ -85,6 +85,8 @@ def gelu_expanded(dx, x, dout, n):
 GELU_FORWARD = [
     M(m.gelu_forward, "gelu_fwd_if_not_while", WRONG, ("    while i < n:\n", "    if i < n:\n")),
     M(m.gelu_forward, "gelu_fwd_cubic_sign", WRONG, ("(v + GELU_C * v * v * v)", "(v - GELU_C * v * v * v)")),
+    # a Python float makes the arithmetic float64: this exercise (float64="reject") fails it
+    M(m.gelu_forward, "gelu_fwd_python_half", over("float64"), ("np.float32(0.5) * v", "0.5 * v")),
 ]
 
 

@@ -11,7 +11,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from mutants.common import RACE, WRONG, M
+from mutants.common import RACE, WRONG, M, over
 from puzzles.llm.softmax_layernorm import rmsnorm as m
 from puzzles.llm.softmax_layernorm.common import EPS, FULL_MASK, PER_LANE, WARP
 
@@ -92,7 +92,12 @@ def rms_registers(out, rstd, x, weight, rows, cols):
         rstd[r] = rs
 
 
-MUTANTS = {"llm1_rmsnorm": RMSNORM}
+# a Python float makes the arithmetic float64: this exercise (float64="reject") fails it
+RMS_FLOAT64 = M(
+    m.rmsnorm_forward, "rms_float64_accumulator", over("float64"), ("q = np.float32(0.0)", "q = 0.0")
+)
+
+MUTANTS = {"llm1_rmsnorm": [*RMSNORM, RMS_FLOAT64]}
 
 VARIANTS = {"llm1_rmsnorm": [("divide", rms_divide), ("registers", rms_registers)]}
 SEEDS = {p.name: (0, 1, 2) for p in m.PUZZLES}  # references and worked kernels too

@@ -4,6 +4,8 @@ from numba import cuda, float32
 
 from helpers.check import KernelDiagnosed
 from helpers.sim.errors import OutOfBounds
+from mutants.common import M, over
+from puzzles.pmpp.ch03_grids import matmul as ch03
 
 
 @cuda.jit
@@ -31,6 +33,8 @@ MUTANTS = {
     "ch03_matmul": [
         ("matmul_swapped", matmul_swapped, KernelDiagnosed, OutOfBounds),
         ("matmul_no_guard", matmul_no_guard, KernelDiagnosed, OutOfBounds),
+        # `acc = 0.0` makes the product float64, which the statement forbids (float64="reject")
+        M(ch03.matmul_kernel, "matmul_float64_acc", over("float64"), ("acc = float32(0)", "acc = 0.0")),
     ],
 }
 VARIANTS: dict = {}

@@ -4,6 +4,7 @@ from numba import cuda, float32
 
 from helpers.check import KernelDiagnosed, OverBudget, WrongAnswer
 from helpers.sim.errors import BarrierDivergence, DataRace, OutOfBounds
+from mutants.common import M, over
 from puzzles.pmpp import ch03_grids as ch03
 from puzzles.pmpp import ch05_memory_tiling as ch05
 
@@ -169,6 +170,8 @@ MUTANTS = {
         ("tiled_no_edge_check", tiled_no_edge_check, KernelDiagnosed, OutOfBounds),
         ("tiled_one_barrier", tiled_one_barrier, KernelDiagnosed, DataRace),
         ("tiled_barrier_in_branch", tiled_barrier_in_branch, KernelDiagnosed, BarrierDivergence),
+        # `acc = 0.0` makes the product float64: a speed chapter rejects it (float64="reject")
+        M(ch05.tiled_matmul_kernel, "tiled_float64_acc", over("float64"), ("acc = float32(0)", "acc = 0.0")),
     ],
     "ch05_matmul_dynamic": [
         ("dynamic_overlapping_tiles", dynamic_overlapping_tiles, KernelDiagnosed, DataRace),
