@@ -163,3 +163,25 @@ def test_gpu_launch_shapes_compile_and_pass_on_the_simulator(sim_engine, monkeyp
     rows = gradcheck.check(GpuShaped, CHECK)
     assert all(ok for *_, ok in rows), gradcheck.report(rows)
     assert len(compiled) == len(kernels.COURSE) - 1 + 3  # every launch but AdamW's (no step here)
+
+
+def test_a_learners_tiled_kernels_are_sized_for_the_gpu_launch(sim_engine):
+    """Yours run at the launch's tile too: a notebook's `linear` (sized by its TILE = 4) launched with
+    16 x 16 blocks without being recompiled writes past its shared tiles (an illegal address on a GPU,
+    an out-of-bounds shared access here)."""
+    import types
+
+    from puzzles.llm.training import kernels
+
+    def as_notebook_cell(k):  # the same source, defined in a notebook's own namespace
+        f = k.py_func
+        return kernels.cuda.jit(types.FunctionType(f.__code__, dict(f.__globals__), f.__name__))
+
+    yours = {n: as_notebook_cell(kernels.COURSE[n]) for n in ("linear", "matmul_nt", "matmul_tn_split")}
+    params = reference.init_params(CHECK, 0)
+    kb = kernels.KernelBackend(CHECK, params, kernels=yours, tile=16)
+    assert {kb.sources()[n] for n in yours} == {"yours"}
+    kw = dict(steps=2, B=2, eval_every=0, sample_chars=0, log=lambda s: None)
+    got = loop.train(kb, CHECK, **kw).losses
+    want = loop.train(loop.NumpyBackend(CHECK, params), CHECK, **kw).losses
+    assert np.allclose(got, want, rtol=0, atol=1e-5), (got, want)

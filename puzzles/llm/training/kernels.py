@@ -111,15 +111,13 @@ class KernelBackend:
         if unknown:
             raise KeyError(f"no kernel of the model is called {sorted(unknown)}; the names: {sorted(COURSE)}")
         self.k = {**COURSE, **self.yours}
-        if tile != 4:  # GPU sizes: the same code recompiled with bigger tiles and row splits
-            spec = dict(TILE=tile)
+        if tile != 4:  # GPU sizes: the same code, yours or the course's, recompiled with bigger tiles
+            # (a kernel launched with tile x tile blocks must size its shared tiles for them)
             for name in ("linear", "matmul_nt"):
-                if name not in self.yours:
-                    self.k[name] = timing.specialize(self.k[name], **spec)
-            if "matmul_tn_split" not in self.yours:
-                self.k["matmul_tn_split"] = timing.specialize(
-                    self.k["matmul_tn_split"], TILE=tile, SPLIT_ROWS=SPLIT_ROWS_GPU
-                )
+                self.k[name] = timing.specialize(self.k[name], TILE=tile)
+            self.k["matmul_tn_split"] = timing.specialize(
+                self.k["matmul_tn_split"], TILE=tile, SPLIT_ROWS=SPLIT_ROWS_GPU
+            )
         self.split_rows = SPLIT_ROWS_GPU if tile != 4 else 2 * 4
         self.order, self.n_decay = reference.param_order(cfg)
         shapes = reference.param_shapes(cfg)
