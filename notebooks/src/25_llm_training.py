@@ -177,8 +177,13 @@ loop.loss_curve(runs)
 # On a CPU the NumPy model trains a 1-layer, 16-wide model for seconds: it learns which bytes are
 # common and that words are separated by spaces. The simulator runs the kernel model at a few
 # seconds a step at the smallest size, enough to check it, far too slow to train. On a GPU the
-# kernels train a model with 4 times the width and 4 times the context, 300 steps in seconds, and
-# its samples have the shape of the play: speakers' names in capitals, short lines, real words.
+# kernels train a model with 4 times the width and 4 times the context (this cell's `small` size):
+# 300 steps take about 4 s on an H100 and bring the validation loss from 5.5 to about 2.8 nats per
+# byte, where the samples are still mostly letters and spaces. The `medium` size (4 layers, 128 wide,
+# context 128) trained 3,000 steps in 35 s on an H100 (`python -m tools.train --device gpu --size
+# medium --steps 3000 --batch 16 --eval-every 500`) and reached 1.78, PyTorch's own run 1.78: there
+# the samples have the shape of the play, speakers' names in capitals, stage directions in
+# brackets, short lines, many real words.
 #
 # ## Measure it
 #
