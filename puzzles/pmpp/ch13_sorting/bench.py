@@ -14,7 +14,7 @@ from .radix_count import radix_count, radix_count_coarse
 from .radix_scan import chunk_sums, scan_counts
 from .radix_scatter import radix_scatter, radix_scatter_coarse, split_shared
 
-# cupy.sort is a peer, not a ceiling; puzzles/bench.py judges goals against a ceiling row, so the benchmark
+# cupy.sort is a peer, not a ceiling; tools/bench.py judges goals against a ceiling row, so the benchmark
 # lists CuPy's sort as that row (first) and the device copy after it (see benchmark()).
 GOAL = {"ceiling": "cupy.sort", "fraction": 0.4, "best": "ch13_radix_scatter_coarse"}
 
@@ -78,7 +78,7 @@ def benchmark(scale: float = 1.0):
     "ch13_radix_scatter" the whole plain one (its key-value scatter moves a scratch value with every
     key, as the puzzle kernel does). Bytes counted for every sort: the keys read once and
     written once (2 * 4 * n), so GB/s ratios are throughput (keys/s) ratios. The cupy.sort row is
-    marked as the ceiling so that the goal (a fraction of it) is judged by `python -m puzzles.bench`.
+    marked as the ceiling so that the goal (a fraction of it) is judged by `python -m tools.bench`.
     """
     from helpers import timing
 
