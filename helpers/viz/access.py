@@ -112,18 +112,20 @@ def _label(info, epoch: int) -> str:
         if epoch == 0:
             return f"{info.name}  (shared {info.dtype}[{shape}]), before any syncthreads"
         return f"{info.name} after the {_ordinal(epoch)} syncthreads"
-    role = {"in": "input", "out": "output", "inout": "in/out"}.get(info.role, info.space)
+    role = {"in": "input", "out": "output", "inout": "in/out", "scratch": "work memory"}.get(
+        info.role, info.space
+    )
     return f"{info.name}  ({role} {info.dtype}[{shape}])"
 
 
 def columns(trace: Trace) -> tuple:
-    """(inputs, shared, outputs) array ids; outputs are globals declared out/inout, or written."""
+    """(inputs, shared, outputs) array ids; outputs are globals declared out/inout/scratch, or written."""
     written = set(trace.acc["array"][trace.acc["kind"] != READ].tolist())
     ins, mid, outs = [], [], []
     for a in an.drawn_arrays(trace):
         if a.space == "shared":
             mid.append(a.id)
-        elif a.role in ("out", "inout") or (a.role == "" and a.id in written):
+        elif a.role in ("out", "inout", "scratch") or (a.role == "" and a.id in written):
             outs.append(a.id)
         else:
             ins.append(a.id)
