@@ -70,8 +70,13 @@ MOVE_DTYPE = np.dtype(
 def moves_table(acc: np.ndarray, position: np.ndarray, moves, nthreads: int) -> np.ndarray:
     """MOVE_DTYPE rows from an engine's raw shuffle records (block, epoch, thread, src, pos), `pos`
     counted in the engine's own order of `position` (one value per acc row, ascending per thread):
-    `before` becomes the number of the thread's rows before the shuffle, the same in every engine."""
-    raw = np.array(list(moves), np.int64).reshape(-1, 5)
+    `before` becomes the number of the thread's rows before the shuffle, the same in every engine.
+    A record's thread and src may be arrays (a shuffle's lanes at once): it stands for one row a lane."""
+    parts = [np.broadcast_arrays(*(np.asarray(f, np.int64) for f in m)) for m in moves]
+    raw = (
+        np.stack([np.concatenate([p[k].ravel() for p in parts]) for k in range(5)], axis=1) if parts else None
+    )
+    raw = np.zeros((0, 5), np.int64) if raw is None else raw
     out = np.zeros(len(raw), MOVE_DTYPE)
     if not len(raw):
         return out

@@ -133,7 +133,7 @@ class Warps:
             )
         if run.tracing:
             pos = len(run.chunks)
-            run.moves.extend((run.b, run.epoch, t, int(self.base[t] + src[t]), pos) for t in act.tolist())
+            run.moves.append((run.b, run.epoch, act.copy(), self.base[act] + src[act], pos))  # lanes at once
         if type(value) not in (V, Mixed):
             return value
         srcg = np.where(ctl.m, self.base + src, np.arange(run.n))
