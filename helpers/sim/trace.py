@@ -72,11 +72,12 @@ def moves_table(acc: np.ndarray, position: np.ndarray, moves, nthreads: int) -> 
     counted in the engine's own order of `position` (one value per acc row, ascending per thread):
     `before` becomes the number of the thread's rows before the shuffle, the same in every engine.
     A record's thread and src may be arrays (a shuffle's lanes at once): it stands for one row a lane."""
-    parts = [np.broadcast_arrays(*(np.asarray(f, np.int64) for f in m)) for m in moves]
-    raw = (
-        np.stack([np.concatenate([p[k].ravel() for p in parts]) for k in range(5)], axis=1) if parts else None
-    )
-    raw = np.zeros((0, 5), np.int64) if raw is None else raw
+    moves = list(moves)
+    if moves and isinstance(moves[0][2], np.ndarray):  # lockstep: a record per shuffle, lanes as arrays
+        parts = [np.broadcast_arrays(*(np.asarray(f, np.int64) for f in m)) for m in moves]
+        raw = np.stack([np.concatenate([p[k].ravel() for p in parts]) for k in range(5)], axis=1)
+    else:  # greenlet: a record per lane
+        raw = np.array(moves, np.int64).reshape(-1, 5)
     out = np.zeros(len(raw), MOVE_DTYPE)
     if not len(raw):
         return out
