@@ -166,9 +166,15 @@ def global_atomics_per_block(limit: Limit) -> Rule:
     )
 
 
-def min_coalescing(limit: Limit, arrays: tuple[str, ...] | None = None) -> Rule:
+_COALESCE = (
+    "Neighbouring threads of a warp (threadIdx.x, x+1, ...) should touch neighbouring addresses; load "
+    "through shared memory to turn the corner."
+)
+
+
+def min_coalescing(limit: Limit, arrays: tuple[str, ...] | None = None, advice: str = _COALESCE) -> Rule:
     """Every source line's global accesses (to `arrays` only, when given) move at most 1/limit times
-    the fewest 32-byte sectors."""
+    the fewest 32-byte sectors; `advice` is what the message tells the learner to do."""
 
     def evaluate(run, lim):
         for (line, arr), (moved, ideal) in sorted(metrics.coalescing_by_line(run.trace).items()):
@@ -180,9 +186,7 @@ def min_coalescing(limit: Limit, arrays: tuple[str, ...] | None = None) -> Rule:
                     round(ideal / moved, 3),
                     lim,
                     f"line {line} accesses `{arr}` with {ideal / moved:.0%} coalescing: its warps moved "
-                    f"{moved} 32-byte sectors where {ideal} would do (the budget is {lim:.0%}). Neighbouring "
-                    "threads of a warp (threadIdx.x, x+1, ...) should touch neighbouring addresses; load "
-                    "through shared memory to turn the corner.",
+                    f"{moved} 32-byte sectors where {ideal} would do (the budget is {lim:.0%}). {advice}",
                     "coalescing",
                 )
         return None

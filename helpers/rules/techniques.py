@@ -17,25 +17,14 @@ def grid_stride_coalescing(limit: Limit, arrays: tuple[str, ...] | None = None) 
     """`min_coalescing` for exercises that ask for a grid-stride loop: the same measure (every source
     line's global accesses to `arrays`, all when None, move at most 1/limit times the fewest 32-byte
     sectors), with the advice that fits: where each thread starts and how far it steps."""
-    base = min_coalescing(limit, arrays)
-
-    def evaluate(run, lim):
-        found = base.evaluate(run, lim)
-        if found is None:
-            return None
-        where = found.message.split(" (the budget", 1)[0]
-        return Finding(
-            found.rule,
-            found.count,
-            found.limit,
-            f"{where} (the budget is {lim:.0%}). In a grid-stride loop neighbouring threads of a warp "
-            "touch neighbouring elements on every trip: thread `cuda.grid(1)` starts at its own index and "
-            "steps by `cuda.gridsize(1)`, the number of threads in the grid. A contiguous chunk of `k` "
-            "elements per thread puts neighbouring lanes `k` elements apart instead.",
-            found.view,
-        )
-
-    return Rule(base.name, base.label, limit, evaluate, base.view, base.per)
+    return min_coalescing(
+        limit,
+        arrays,
+        advice="In a grid-stride loop neighbouring threads of a warp touch neighbouring elements on every "
+        "trip: thread `cuda.grid(1)` starts at its own index and steps by `cuda.gridsize(1)`, the number "
+        "of threads in the grid. A contiguous chunk of `k` elements per thread puts neighbouring lanes "
+        "`k` elements apart instead.",
+    )
 
 
 # ---------------------------------------------------------------- chapter rules: PMPP ch09-13 techniques
