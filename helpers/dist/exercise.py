@@ -14,7 +14,17 @@ from ..puzzle import make_stub
 from ..source import is_stub
 from ..verdicts import InputModified, KernelDiagnosed, NotSolvedYet, Result, WrongAnswer
 from .errors import CommError
-from .sim import SECONDS, run
+from .sim import SECONDS, World
+
+
+class DistResult(Result):
+    """A passed check of an exercise for many ranks."""
+
+    def __repr__(self):
+        text = f"Passed: {self.puzzle}, {self.cases} cases on {' + '.join(self.stages)}."
+        if self.maxima:
+            text += "\n" + "; ".join(f"{k} {v}" for k, v in self.maxima.items()) + "."
+        return text + "".join(f"\nNote: {n}" for n in self.notes)
 
 
 @dataclass
@@ -84,8 +94,8 @@ def _wrong(ex: Exercise, case: Case, k: int, rank: int, name: str, got, want) ->
         return None
     idx = np.flatnonzero(bad)
     i = int(idx[0])
-    g, w = got.reshape(-1)[i], want.reshape(-1)[i]
-    nan = " (NaN: what a receive buffer holds before its message lands)" if np.isnan(g) else ""
+    g, w = got.reshape(-1)[i].item(), want.reshape(-1)[i].item()
+    nan = " (NaN: what a receive buffer holds before its message lands)" if g != g else ""
     return (
         f"rank {rank}, `{name}`[{i}]: got {g!r}, expected {w!r}{nan}; {idx.size} of {want.size} elements "
         f"wrong on this rank (first at {', '.join(map(str, idx[:6]))}{', ...' if idx.size > 6 else ''})."
@@ -98,11 +108,13 @@ def check(ex: Exercise, fn: Callable, seed: int | None = None) -> Result:
         raise NotSolvedYet(f"{ex.name}: the function is still the stub. Write its body, then run the check.")
     rng = np.random.default_rng(seed)
     cases = ex.cases(rng)
+    ratio = 0.0  # most bytes one rank sent, over the bytes of its arguments
     for k, case in enumerate(cases):
         head = f"{ex.name}, case {k} (seed {seed}): {case.describe()}"
         args = [_copy(a) for a in case.args]
         try:
-            got = run(fn, case.size, args, seconds=ex.seconds)
+            world = World(case.size, ex.seconds)
+            got = world.run(fn, args)
         except CommError as e:
             raise KernelDiagnosed(f"{head}\n\n{type(e).__name__}: {e}", e) from None
         want = ex.spec(case)
@@ -118,4 +130,13 @@ def check(ex: Exercise, fn: Callable, seed: int | None = None) -> Result:
                 text = _wrong(ex, case, k, r, name, got[r] if name == "return" else args[r][name], w)
                 if text:
                     raise WrongAnswer(f"{head}\n\n{text}")
-    return Result(puzzle=ex.name, cases=len(cases), stages=("in-process ranks",), maxima={}, budget={})
+            own = sum(v.nbytes for v in case.args[r].values() if isinstance(v, np.ndarray))
+            ratio = max(ratio, world.sent[r] / own if own else 0.0)
+    sizes = sorted({c.size for c in cases})
+    return DistResult(
+        puzzle=ex.name,
+        cases=len(cases),
+        stages=(f"in-process ranks ({sizes[0]} to {sizes[-1]})",),
+        maxima={"most sent point to point by one rank, over its own data:": f"{ratio:.2f}x"},
+        budget={},
+    )

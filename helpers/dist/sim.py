@@ -111,6 +111,7 @@ class World:
         self.finished: set[int] = set()
         self.calls: list[list] = []  # collective number -> [call per rank, or None]
         self.count = [0] * size  # collectives each rank has called
+        self.sent = [0] * size  # bytes each rank sent point to point
         self.current = 0
         self.deadline = time.monotonic() + seconds
         self.seconds = seconds
@@ -120,6 +121,8 @@ class World:
         src, dst = (op.rank, op.peer) if op.kind == "send" else (op.peer, op.rank)
         q = self.queues.setdefault((src, dst), {"send": deque(), "recv": deque()})
         q[op.kind].append(op)
+        if op.kind == "send":
+            self.sent[op.rank] += op.buf.nbytes
         if not op.blocking:
             self.unwaited[op.rank].append(op)
         while q["send"] and q["recv"]:
