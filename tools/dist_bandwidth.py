@@ -45,7 +45,8 @@ def rank_main(comm, sizes: str = "1,4,16,64,256,1024", path: str = "") -> None:
         )
     if path:
         with open(path, "w") as f:
-            json.dump({"device": device, "ranks": comm.size, "engine": comm.engine, **extra, "rows": rows}, f, indent=1)
+            head = {"device": device, "ranks": comm.size, "engine": comm.engine, **extra}
+            json.dump({**head, "rows": rows}, f, indent=1)
         print(f"wrote {path}")
 
 
@@ -69,7 +70,8 @@ def main(argv=None) -> int:
         print(f"skipped: {why}")
         return 2
     try:
-        launch(n, "tools.dist_bandwidth:rank_main", engine=a.engine, timeout=a.timeout, args=(a.sizes, a.json))
+        args = (a.sizes, a.json)
+        launch(n, "tools.dist_bandwidth:rank_main", engine=a.engine, timeout=a.timeout, args=args)
     except DistTimeout as e:
         print(f"DistTimeout: {e}", file=sys.stderr)
         return 124

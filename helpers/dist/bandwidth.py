@@ -59,47 +59,45 @@ def validate(comm, ring, n: int) -> None:
         raise AssertionError(f"rank {comm.rank}: the ring is wrong at {i} of {n}: {got[i]} vs {want[i]}")
 
 
-def measure(comm, ring, sizes_mib=(1, 4, 16, 64, 256, 1024), budget_bytes: float = 8 * 2**30) -> list[dict]:
-    """One row per size (MiB of float32): engine and ring times and bus bandwidths, and the ring's
-    parts: a neighbour exchange of one chunk (sendrecv) and the addition of one chunk."""
+def row(comm, ring, mib: float, budget_bytes: float = 8 * 2**30) -> dict:
+    """One size (MiB of float32): engine and ring times and bus bandwidths, and the ring's parts: a
+    neighbour exchange of one chunk (sendrecv) and the addition of one chunk."""
     xp, size = comm.xp, comm.size
-    rows = []
-    for mib in sizes_mib:
-        n = int(mib * MIB) // 4
-        nbytes = n * 4
-        iters = int(max(3, min(50, budget_bytes // max(nbytes, 1) // 4)))
-        validate(comm, ring, n)
-        buf = xp.zeros(n, np.float32)
-        engine_s = timed(comm, lambda b=buf: comm.allreduce(b), iters)
-        ring_s = timed(comm, lambda b=buf: ring(comm, b), iters)
-        lo, hi = split(n, size)[0]
-        out, into = xp.zeros(hi - lo, np.float32), xp.zeros(hi - lo, np.float32)
-        right, left = (comm.rank + 1) % size, (comm.rank - 1) % size
-        p2p_s = timed(comm, lambda: comm.sendrecv(out, right, into, left), iters) if size > 1 else 0.0
+    n = int(mib * MIB) // 4
+    nbytes = n * 4
+    iters = int(max(3, min(50, budget_bytes // max(nbytes, 1) // 4)))
+    validate(comm, ring, n)
+    buf = xp.zeros(n, np.float32)
+    engine_s = timed(comm, lambda: comm.allreduce(buf), iters)
+    ring_s = timed(comm, lambda: ring(comm, buf), iters)
+    lo, hi = split(n, size)[0]
+    out, into = xp.zeros(hi - lo, np.float32), xp.zeros(hi - lo, np.float32)
+    right, left = (comm.rank + 1) % size, (comm.rank - 1) % size
+    p2p_s = timed(comm, lambda: comm.sendrecv(out, right, into, left), iters) if size > 1 else 0.0
 
-        def add(o=out, i=into):
-            o += i
+    def add():
+        out[...] += into
 
-        add_s = timed(comm, add, iters)
-        model = 2 * (size - 1) * p2p_s + (size - 1) * add_s
-        rows.append(
-            {
-                "mib": mib,
-                "bytes": nbytes,
-                "iters": iters,
-                "engine_s": engine_s,
-                "engine_busbw": busbw(nbytes, engine_s, size),
-                "ring_s": ring_s,
-                "ring_busbw": busbw(nbytes, ring_s, size),
-                "ring_vs_engine": engine_s / ring_s,
-                "chunk_sendrecv_s": p2p_s,
-                "chunk_sendrecv_GBps": (hi - lo) * 4 / p2p_s / 1e9 if p2p_s else 0.0,
-                "chunk_add_s": add_s,
-                "ring_model_s": model,
-            }
-        )
-        del buf, out, into
-    return rows
+    add_s = timed(comm, add, iters)
+    return {
+        "mib": mib,
+        "bytes": nbytes,
+        "iters": iters,
+        "engine_s": engine_s,
+        "engine_busbw": busbw(nbytes, engine_s, size),
+        "ring_s": ring_s,
+        "ring_busbw": busbw(nbytes, ring_s, size),
+        "ring_vs_engine": engine_s / ring_s,
+        "chunk_sendrecv_s": p2p_s,
+        "chunk_sendrecv_GBps": (hi - lo) * 4 / p2p_s / 1e9 if p2p_s else 0.0,
+        "chunk_add_s": add_s,
+        "ring_model_s": 2 * (size - 1) * p2p_s + (size - 1) * add_s,
+    }
+
+
+def measure(comm, ring, sizes_mib=(1, 4, 16, 64, 256, 1024)) -> list[dict]:
+    """A row per size, smallest first."""
+    return [row(comm, ring, mib) for mib in sizes_mib]
 
 
 def table(rows: list[dict], engine: str, size: int) -> str:
@@ -112,7 +110,8 @@ def table(rows: list[dict], engine: str, size: int) -> str:
         lines.append(
             f"{r['mib']:>6} {r['engine_s'] * 1e3:>10.3f} {r['engine_busbw'] / 1e9:>10.1f} "
             f"{r['ring_s'] * 1e3:>10.3f} {r['ring_busbw'] / 1e9:>10.1f} {r['ring_vs_engine']:>10.1%} "
-            f"{r['chunk_sendrecv_GBps']:>7.1f}GB/s {r['chunk_add_s'] * 1e6:>8.0f}us {r['ring_model_s'] * 1e3:>9.3f}"
+            f"{r['chunk_sendrecv_GBps']:>7.1f}GB/s {r['chunk_add_s'] * 1e6:>8.0f}us "
+            f"{r['ring_model_s'] * 1e3:>9.3f}"
         )
     lines.append(
         "chunk xchg: one neighbour exchange of a 1/n chunk (sendrecv), as GB/s one way; chunk add: adding "
