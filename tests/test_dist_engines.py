@@ -160,12 +160,28 @@ def test_endless_loop_ends_with_a_message():
         hd.run(spin, 2, [(np.ones(1),)] * 2, seconds=0.3)
 
 
+def test_an_exception_on_a_rank_names_rank_and_line():
+    def bad(comm, x):
+        if comm.rank == 1:
+            x[10] = 1.0
+
+    e = _diagnosis(bad)
+    assert type(e) is hd.RankRaised and type(e.__cause__) is IndexError
+    assert str(e).startswith("rank 1 of 3 raised IndexError at line") and "`x[10] = 1.0`" in str(e)
+
+
 def test_a_split_that_cannot_be_made():
     assert hd.split(10, 4) == [(0, 3), (3, 6), (6, 8), (8, 10)]
     with pytest.raises(ValueError, match="3 elements cannot be split over 4 ranks.*at most 3 ranks"):
         hd.split(3, 4)
     with pytest.raises(ValueError, match="at least 2 each"):
         hd.split(5, 3, least=2)
+
+    def ring_on_too_few(comm, x):
+        hd.split(x.size, comm.size)
+
+    e = _diagnosis(ring_on_too_few, size=4, n=3)
+    assert type(e) is hd.RankRaised and "3 elements cannot be split over 4 ranks" in str(e)
 
 
 def test_missing_engines_say_so_in_one_line(monkeypatch):
