@@ -119,6 +119,23 @@ def test_buffer_in_use_and_request_never_waited():
     assert type(e) is hd.RequestNotWaited and "comm.isend(x, (comm.rank + 1) % comm.size)" in str(e)
 
 
+def test_reads_of_a_pending_receive_are_told_apart_by_index():
+    """Only the elements the irecv covers count: a read of the other half of the array is fine."""
+
+    def half(comm, x, which):
+        t = np.zeros(2 * x.size)
+        req = comm.irecv(t[: x.size], (comm.rank - 1) % comm.size)
+        comm.send(x, (comm.rank + 1) % comm.size)
+        t[x.size :] = t[x.size + which] + 1
+        req.wait()
+        return t
+
+    out = hd.run(half, 2, [(np.ones(2), 0)] * 2)
+    assert out[0].tolist() == [1.0, 1.0, 1.0, 1.0]
+    with pytest.raises(hd.BufferInUse, match=r"uses `t\[x.size \+ which\]`"):
+        hd.run(half, 2, [(np.ones(2), -2)] * 2)
+
+
 def test_a_correct_nonblocking_program_passes():
     def fine(comm, x):
         got = np.empty_like(x)
