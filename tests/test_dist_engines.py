@@ -216,6 +216,54 @@ def test_missing_engines_say_so_in_one_line(monkeypatch):
         missing("gloo")
 
 
+class _FakeCupy:
+    """Just enough of CuPy for helpers.dist.pipelined on NumPy: streams and events that order
+    nothing (everything here runs at once), so the in-process checker judges its messages."""
+
+    class cuda:
+        class Stream:
+            null = None
+
+            def __init__(self, non_blocking=False):
+                pass
+
+            def wait_event(self, e):
+                pass
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *a):
+                pass
+
+        class Event:
+            def __init__(self, disable_timing=False):
+                pass
+
+            def record(self, stream=None):
+                pass
+
+    empty = staticmethod(np.empty)
+
+
+_FakeCupy.cuda.Stream.null = _FakeCupy.cuda.Stream()
+
+
+@pytest.mark.parametrize("pieces", [1, 3, 4])
+def test_the_pipelined_ring_sums_with_matching_messages(pieces, monkeypatch):
+    """The bench's pipelined ring (streams are NCCL's business; the pieces and their messages are
+    checked here), uneven chunks included."""
+    from helpers.dist.pipelined import ring_pipelined
+
+    monkeypatch.setitem(sys.modules, "cupy", _FakeCupy)
+    for size, n in ((2, 7), (3, 10), (4, 23), (4, 4)):
+        xs = [np.random.default_rng(r).normal(size=n) for r in range(size)]
+        bufs = [x.copy() for x in xs]
+        hd.run(lambda comm, b: ring_pipelined(comm, b, pieces), size, [(b,) for b in bufs])
+        for b in bufs:
+            np.testing.assert_allclose(b, np.sum(xs, axis=0))
+
+
 # ---------------------------------------------------------------------------- the real MPI engine
 
 MPI_MISSING = missing("mpi")

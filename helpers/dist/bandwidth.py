@@ -59,7 +59,7 @@ def validate(comm, ring, n: int) -> None:
         raise AssertionError(f"rank {comm.rank}: the ring is wrong at {i} of {n}: {got[i]} vs {want[i]}")
 
 
-def row(comm, ring, mib: float, budget_bytes: float = 8 * 2**30) -> dict:
+def row(comm, ring, mib: float, budget_bytes: float = 8 * 2**30, extra=None) -> dict:
     """One size (MiB of float32): engine and ring times and bus bandwidths, and the ring's parts: a
     neighbour exchange of one chunk (sendrecv) and the addition of one chunk."""
     xp, size = comm.xp, comm.size
@@ -79,7 +79,15 @@ def row(comm, ring, mib: float, budget_bytes: float = 8 * 2**30) -> dict:
         out[...] += into
 
     add_s = timed(comm, add, iters)
-    return {
+    more = {}
+    for label, fn in (extra or {}).items():  # further rings: a wrong one is reported, not fatal
+        try:
+            validate(comm, fn, n)
+            t = timed(comm, lambda f=fn: f(comm, buf), iters)
+            more.update({f"{label}_s": t, f"{label}_vs_engine": engine_s / t})
+        except Exception as e:
+            more[f"{label}_error"] = f"{type(e).__name__}: {e}"
+    return more | {
         "mib": mib,
         "bytes": nbytes,
         "iters": iters,
@@ -95,9 +103,9 @@ def row(comm, ring, mib: float, budget_bytes: float = 8 * 2**30) -> dict:
     }
 
 
-def measure(comm, ring, sizes_mib=(1, 4, 16, 64, 256, 1024)) -> list[dict]:
-    """A row per size, smallest first."""
-    return [row(comm, ring, mib) for mib in sizes_mib]
+def measure(comm, ring, sizes_mib=(1, 4, 16, 64, 256, 1024), extra=None) -> list[dict]:
+    """A row per size, smallest first; `extra`: {label: further all-reduce function} timed too."""
+    return [row(comm, ring, mib, extra=extra) for mib in sizes_mib]
 
 
 def table(rows: list[dict], engine: str, size: int) -> str:
@@ -113,6 +121,11 @@ def table(rows: list[dict], engine: str, size: int) -> str:
             f"{r['chunk_sendrecv_GBps']:>7.1f}GB/s {r['chunk_add_s'] * 1e6:>8.0f}us "
             f"{r['ring_model_s'] * 1e3:>9.3f}"
         )
+        for key in sorted(k for k in r if k.endswith("_vs_engine") and k != "ring_vs_engine"):
+            label = key[: -len("_vs_engine")]
+            lines[-1] += f"   {label}: {r[label + '_s'] * 1e3:.3f} ms, {r[key]:.1%} of {engine}"
+        for key in sorted(k for k in r if k.endswith("_error")):
+            lines[-1] += f"   {key[:-6]}: {r[key]}"
     lines.append(
         "chunk xchg: one neighbour exchange of a 1/n chunk (sendrecv), as GB/s one way; chunk add: adding "
         "one chunk; model: 2(n-1) exchanges + (n-1) adds, the ring's time if nothing overlapped."
