@@ -270,12 +270,58 @@ MPI_MISSING = missing("mpi")
 needs_mpi = pytest.mark.skipif(bool(MPI_MISSING), reason=MPI_MISSING or "")
 
 
+EVERY_CALL = """
+import numpy as np
+
+from puzzles.dist.allreduce import against_engine
+
+
+def every_call(comm):
+    r, p = comm.rank, comm.size
+    right, left = (r + 1) % p, (r - 1) % p
+    x = np.arange(6, dtype=np.float32) + 10 * r
+    got = np.empty_like(x)
+    if r % 2 == 0:
+        comm.send(x, right)
+        comm.recv(got, left)
+    else:
+        comm.recv(got, left)
+        comm.send(x, right)
+    assert got[0] == 10 * left
+    reqs = [comm.irecv(got, left), comm.isend(x + 1, right)]
+    comm.waitall(reqs)
+    assert got[0] == 10 * left + 1
+    comm.sendrecv(x, right, got, left)
+    assert got[0] == 10 * left
+    total = comm.allreduce(x.copy())
+    assert np.allclose(total, np.arange(6) * p + 10 * sum(range(p)))
+    out = np.empty_like(x)
+    comm.allreduce(x, out, op="max")
+    assert np.allclose(out, np.arange(6) + 10 * (p - 1))
+    gathered = np.empty(6 * p, np.float32)
+    comm.allgather(x, gathered)
+    assert np.allclose(gathered, np.concatenate([np.arange(6) + 10 * q for q in range(p)]))
+    part = np.empty(2, np.float32)
+    comm.reduce_scatter(np.full(2 * p, r + 1.0, np.float32), part)
+    assert np.allclose(part, p * (p + 1) / 2)
+    comm.barrier()
+    if r == 0:
+        print(f"every call OK on {p} ranks")
+    against_engine(comm, "1001", "3")
+"""
+
+
 @needs_mpi
 @pytest.mark.parametrize("ranks", [2, 4])
-def test_ring_matches_mpi_allreduce(ranks):
+def test_every_call_and_the_ring_on_mpi(ranks, tmp_path, monkeypatch):
+    """One launch per rank count: every call of the contract, then the ring against MPI's
+    all-reduce on the same data."""
+    (tmp_path / "mpi_program.py").write_text(EVERY_CALL)
+    monkeypatch.chdir(tmp_path)
     from helpers.dist.launch import launch
 
-    out = launch(ranks, "puzzles.dist.allreduce:against_engine", engine="mpi", timeout=60, args=(1001, 3))
+    out = launch(ranks, "mpi_program:every_call", engine="mpi", timeout=60)
+    assert f"every call OK on {ranks} ranks" in out
     assert f"matches the mpi engine's allreduce on {ranks} ranks" in out
 
 
