@@ -38,7 +38,8 @@ Where each runs:
                                                      `function(comm, *args)` runs on every rank. A
                                                      rank still waiting at the timeout is named with
                                                      the call and line it waits in (DistTimeout)
-    helpers.dist.world()                             inside a launched rank: its Comm
+    helpers.dist.world()                             inside a launched rank (or a script started by a
+                                                     plain `mpirun -n 4 python script.py`): its Comm
     helpers.dist.split(n, size) -> [(lo, hi)] * size  even contiguous parts; a ValueError naming
                                                      the sizes when n cannot be split over size ranks
     helpers.dist.missing("mpi" | "nccl") -> str|None one line saying what is missing, None if usable
