@@ -312,17 +312,40 @@ def every_call(comm):
 
 
 @needs_mpi
-@pytest.mark.parametrize("ranks", [2, 4])
-def test_every_call_and_the_ring_on_mpi(ranks, tmp_path, monkeypatch):
-    """One launch per rank count: every call of the contract, then the ring against MPI's
-    all-reduce on the same data."""
+def test_every_call_and_the_ring_on_4_mpi_ranks(tmp_path, monkeypatch):
+    """Every call of the contract, then the reference ring against MPI's all-reduce on the same data."""
     (tmp_path / "mpi_program.py").write_text(EVERY_CALL)
     monkeypatch.chdir(tmp_path)
     from helpers.dist.launch import launch
 
-    out = launch(ranks, "mpi_program:every_call", engine="mpi", timeout=60)
-    assert f"every call OK on {ranks} ranks" in out
-    assert f"matches the mpi engine's allreduce on {ranks} ranks" in out
+    out = launch(4, "mpi_program:every_call", engine="mpi", timeout=60)
+    assert "every call OK on 4 ranks" in out and "matches the mpi engine's allreduce on 4 ranks" in out
+
+
+@needs_mpi
+def test_a_function_defined_here_runs_on_2_mpi_ranks():
+    """A function that lives in no module the ranks can import (a notebook cell's) goes by source:
+    a correct variant of the ring, against MPI's all-reduce."""
+    from helpers.dist.launch import launch
+
+    def leftward(comm, buf):  # the mutants file's leftward_ring, written here as in a notebook
+        size, rank = comm.size, comm.rank
+        right, left = (rank + 1) % size, (rank - 1) % size
+        parts = split(buf.size, size)  # noqa: F821 (the shipped module imports it)
+        for step in range(size - 1):
+            lo, hi = parts[(rank + step) % size]
+            rlo, rhi = parts[(rank + step + 1) % size]
+            incoming = comm.xp.empty(rhi - rlo, buf.dtype)
+            comm.sendrecv(buf[lo:hi], left, incoming, right)
+            buf[rlo:rhi] += incoming
+        for step in range(size - 1):
+            lo, hi = parts[(rank - 1 + step) % size]
+            rlo, rhi = parts[(rank + step) % size]
+            comm.sendrecv(buf[lo:hi], left, buf[rlo:rhi], right)
+
+    target = "puzzles.dist.allreduce:against_engine"
+    out = launch(2, target, engine="mpi", timeout=60, args=(1001, 3, "mp_cell:leftward"), ship=[leftward])
+    assert "matches the mpi engine's allreduce on 2 ranks" in out
 
 
 @needs_mpi

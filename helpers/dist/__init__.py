@@ -33,7 +33,9 @@ Where each runs:
                                                      `.diagnostic` is the CommError, WrongAnswer,
                                                      InputModified), as `puzzles.check` gives kernels
     python -m helpers.dist.launch -n 4 --engine mpi|nccl [--timeout S] module:function [args...]
-    from helpers.dist.launch import launch; launch(n, "module:function", engine=..., timeout=..., args=())
+    from helpers.dist.launch import launch; launch(n, "module:function", engine=..., timeout=..., args=(),
+                                                     ship=())  (a function as target, or in `ship`, goes
+                                                     by source as module `mp_cell`: a notebook's)
                                                      real processes (mpirun; one per GPU for NCCL);
                                                      `function(comm, *args)` runs on every rank. A
                                                      rank still waiting at the timeout is named with
