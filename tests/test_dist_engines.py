@@ -187,6 +187,16 @@ def test_an_exception_on_a_rank_names_rank_and_line():
     assert str(e).startswith("rank 1 of 3 raised IndexError at line") and "`x[10] = 1.0`" in str(e)
 
 
+def test_any_callable_runs_and_its_exception_is_named():
+    import functools
+
+    def bad(comm, x, at):
+        x[at] = 1.0
+
+    e = _diagnosis(functools.partial(bad, at=10))
+    assert type(e) is hd.RankRaised and "rank 0 of 3 raised IndexError" in str(e)
+
+
 def test_a_split_that_cannot_be_made():
     assert hd.split(10, 4) == [(0, 3), (3, 6), (6, 8), (8, 10)]
     with pytest.raises(ValueError, match="3 elements cannot be split over 4 ranks.*at most 3 ranks"):

@@ -137,6 +137,6 @@ def check(ex: Exercise, fn: Callable, seed: int | None = None) -> Result:
         puzzle=ex.name,
         cases=len(cases),
         stages=(f"in-process ranks ({sizes[0]} to {sizes[-1]})",),
-        maxima={"most sent point to point by one rank, over its own data:": f"{ratio:.2f}x"},
+        maxima={"Most one rank sent point to point:": f"{ratio:.2f}x its own data"},
         budget={},
     )

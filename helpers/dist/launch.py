@@ -102,6 +102,9 @@ def launch(n: int, spec, *, engine: str = "mpi", timeout: float = 60.0, args=(),
     still waiting at `timeout` seconds."""
     if not isinstance(n, int) or n < 1:
         raise ValueError(f"-n must be a positive number of ranks, got {n!r}")
+    if engine not in ("mpi", "nccl"):
+        why = f"launch starts real engines, 'mpi' or 'nccl' (got {engine!r})"
+        raise ValueError(f"{why}; in-process ranks: helpers.dist.run")
     why = missing(engine)
     if why:
         raise RuntimeError(why)

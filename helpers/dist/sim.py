@@ -273,7 +273,7 @@ class World:
         where, tb = None, e.__traceback__
         while tb is not None:
             code = tb.tb_frame.f_code
-            if code.co_filename == fn.__code__.co_filename:
+            if code.co_filename == self.watch.filename:
                 text = linecache.getline(code.co_filename, tb.tb_lineno).strip()
                 where = Where(code.co_filename, tb.tb_lineno, text)
             tb = tb.tb_next
