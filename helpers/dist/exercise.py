@@ -98,7 +98,7 @@ def _wrong(ex: Exercise, case: Case, k: int, rank: int, name: str, got, want) ->
     g, w = got.reshape(-1)[i], want.reshape(-1)[i]  # NumPy scalars: printed with their dtype's digits
     nan = " (NaN: what a receive buffer holds before its message lands)" if g != g else ""
     return (
-        f"rank {rank}, `{name}`[{i}]: got {g}, expected {w}{nan}; {idx.size} of {want.size} elements "
+        f"rank {rank}, `{name}`[{i}]: got {g!s}, expected {w!s}{nan}; {idx.size} of {want.size} elements "
         f"wrong on this rank (first at {', '.join(map(str, idx[:6]))}{', ...' if idx.size > 6 else ''})."
     )
 
