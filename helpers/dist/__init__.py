@@ -16,6 +16,8 @@ CONTRACT (stable: notebooks and exercises program against it)
     comm.allgather(sendbuf, recvbuf)     recvbuf holds size * len(sendbuf), rank r's part at r
     comm.reduce_scatter(sendbuf, recvbuf, op="sum")   sendbuf holds size * len(recvbuf)
     comm.barrier()
+    comm.stream                          NCCL only: the CUDA stream its calls are enqueued on (None:
+                                         the default stream; set a CuPy/Numba stream to overlap)
 
 Buffers are contiguous arrays: NumPy on "sim" and "mpi", device arrays (CuPy, Numba, anything with
 `__cuda_array_interface__`) on "nccl". Messages are matched in order per (sender, receiver) pair, no
