@@ -39,6 +39,10 @@ class NumpyReplica:
         self.stepped = []
         self._cache = None
 
+    def __repr__(self) -> str:
+        c = self.cfg
+        return f"GPT-2 replica (L={c.L}, C={c.C}, T={c.T}, {self.params.size:,} parameters)"
+
     def views(self, flat: np.ndarray) -> dict:
         """{name: view} of a flat buffer, in the model's order."""
         out, off = {}, 0
