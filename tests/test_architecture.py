@@ -44,6 +44,7 @@ LAYERS = [
     ("helpers.viz", 5),  # pictures (and never the harness: see below)
     ("helpers.timing", 5),  # GPU timing library
     ("helpers.tuning", 5),  # knobs searched on the GPU at hand, winners cached per device
+    ("helpers.dist", 5),  # many ranks: the Comm API, in-process checker, MPI and NCCL engines, launcher
     ("puzzles", 6),  # exercise modules
     ("=puzzles", 7),  # the facade: check, show, hint, get, names
     ("=helpers", 7),  # helpers.setup / use / banner
