@@ -71,6 +71,10 @@ class Slab:
         self.n, self.z0, self.nz = u.shape[0] - 2, z0, nz
         self.sweeps = []  # (lo, hi) of every sweep, in order (the checker reads it)
 
+    def __repr__(self) -> str:
+        shape = " x ".join(map(str, self.u.shape[1:]))
+        return f"Slab(planes {self.z0} .. {self.z0 + self.n - 1} of {self.nz}, each {shape})"
+
     @classmethod
     def of(cls, a: np.ndarray, size: int, rank: int):
         z0, _ = slab(a.shape[0], size, rank)

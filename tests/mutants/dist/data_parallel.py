@@ -1,7 +1,6 @@
 """Known-wrong and correct data-parallel steps for puzzles/dist/data_parallel.py."""
 
 from mutants.common import WRONG, M, mutate
-
 from puzzles.dist.data_parallel import dp_step
 
 _SCALE = "model.scale_grad((hi - lo) / B)"

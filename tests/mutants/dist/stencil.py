@@ -1,8 +1,7 @@
 """Known-wrong and correct halo exchanges for puzzles/dist/stencil.py."""
 
+from helpers.dist import BufferInUse, CommDeadlock, RequestNotWaited
 from mutants.common import WRONG, KernelDiagnosed, M, mutate
-
-from helpers.dist import BufferInUse, CommDeadlock
 from puzzles.dist.stencil import halo_stencil, overlap_stencil
 
 DEADLOCK = (KernelDiagnosed, CommDeadlock)
@@ -90,7 +89,7 @@ MUTANTS = {
         # the interior computed after the wait, but the edges never: planes 1 and n stay NaN
         M(overlap_stencil, "overlap_no_edges", WRONG, (_EDGES, "")),
         # no wait: the function returns with messages in flight
-        M(overlap_stencil, "overlap_no_wait", (KernelDiagnosed, None), ("        comm.waitall(reqs)\n", "")),
+        M(overlap_stencil, "overlap_no_wait", IN_USE, ("        comm.waitall(reqs)\n", "")),
         # blocking receive first: everyone waits for a message nobody has sent yet
         M(
             overlap_stencil,
@@ -103,7 +102,7 @@ MUTANTS = {
         M(
             overlap_stencil,
             "overlap_sends_not_waited",
-            (KernelDiagnosed, None),
+            (KernelDiagnosed, RequestNotWaited),
             (_DOWN, "reqs.append(comm.irecv(out[0], below))\n            comm.isend(out[1], below)"),
             (_UP, "reqs.append(comm.irecv(out[n + 1], above))\n            comm.isend(out[n], above)"),
         ),
