@@ -35,17 +35,17 @@ LR = 1e-2
 # ---------------------------------------------------------------------------- the truth
 
 
-def truth(params: dict, tokens, targets, lr: float) -> dict:
+def truth(params: dict, tokens, targets, lr: float, cfg=CFG) -> dict:
     """The single process's step on the full batch and the tolerances above: {grad, params, tol_g
     (per element), tol_p (per element)}."""
-    one = NumpyReplica(CFG, params)
+    one = NumpyReplica(cfg, params)
     one.forward(tokens, targets)
     one.backward()
     g32 = one.grad.copy()
     one.step(lr)
     p64 = {k: v.astype(np.float64) for k, v in params.items()}
-    _, _, cache = reference.forward(p64, tokens, targets, CFG)
-    g64 = reference.backward(p64, cache, CFG)
+    _, _, cache = reference.forward(p64, tokens, targets, cfg)
+    g64 = reference.backward(p64, cache, cfg)
     tol = np.empty_like(g32, dtype=np.float64)
     for name, view in one.views(tol).items():
         got = one.views(g32)[name]

@@ -151,6 +151,8 @@ class GpuSlab(Slab):
     kernel first, so the interior's sweep is the only one left running while halos travel."""
 
     BLOCK = (32, 8)
+    after = None  # a stream swap() waits for (the halos' messages), set by whoever runs the slab
+    host = True  # owned() copies to the host (False: the device view, for timing)
 
     def __init__(self, u, z0: int, nz: int, stream=None):
         self.u = cuda.to_device(u)
@@ -174,9 +176,13 @@ class GpuSlab(Slab):
         if lo == 1 or hi == self.n + 1:
             self.stream.synchronize()
 
-    def sync(self) -> None:
-        self.stream.synchronize()
+    def swap(self) -> None:
+        if self.after is not None:
+            self.after.synchronize()
+        self.u, self.out = self.out, self.u
 
     def owned(self):
+        if not self.host:
+            return self.u[1 : self.n + 1]
         self.stream.synchronize()
         return self.u[1 : self.n + 1].copy_to_host()
