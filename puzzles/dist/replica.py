@@ -27,12 +27,18 @@ class EmptyShard(ValueError):
 
 
 class NumpyReplica:
-    def __init__(self, cfg: Config, params: dict, **adam):
+    """`pad`: the flat buffers padded with zeros to a multiple of it (ZeRO cuts them in equal shards;
+    a padding element's gradient is 0 and its parameter stays 0)."""
+
+    def __init__(self, cfg: Config, params: dict, pad: int = 1, **adam):
         self.cfg = cfg
         self.adam = {**reference.ADAM, **adam}
         self.order, self.n_decay = reference.param_order(cfg)
         self.shapes = reference.param_shapes(cfg)
-        self.params = np.concatenate([params[n].astype(np.float32).ravel() for n in self.order])
+        flat = np.concatenate([params[n].astype(np.float32).ravel() for n in self.order])
+        self.n = flat.size
+        self.params = np.zeros(-(-self.n // pad) * pad, np.float32)
+        self.params[: self.n] = flat
         self.grad = np.zeros_like(self.params)
         self.m, self.v = np.zeros_like(self.params), np.zeros_like(self.params)
         self.t = 0
@@ -62,7 +68,7 @@ class NumpyReplica:
         if self._cache is None:
             raise RuntimeError("backward() before forward(): there are no activations to differentiate")
         g = reference.backward(self.views(self.params), self._cache, self.cfg)
-        self.grad[:] = np.concatenate([g[n].ravel() for n in self.order])
+        self.grad[: self.n] = np.concatenate([g[n].ravel() for n in self.order])
         self._cache = None
 
     def scale_grad(self, w: float) -> None:
@@ -72,12 +78,37 @@ class NumpyReplica:
         """AdamW on the flat buffers, the arithmetic of reference.adamw_step (float32)."""
         self.stepped.append(self.grad.copy())
         self.t += 1
-        o = self.adam
-        b1, b2, g, p = o["beta1"], o["beta2"], self.grad, self.params
-        self.m[:] = b1 * self.m + (1 - b1) * g
-        self.v[:] = b2 * self.v + (1 - b2) * g * g
-        p[: self.n_decay] *= 1 - lr * o["weight_decay"]
-        p -= lr * (self.m / (1 - b1**self.t)) / (np.sqrt(self.v / (1 - b2**self.t)) + o["eps"])
+        _adamw(self.params, self.grad, self.m, self.v, self.t, lr, self.adam, self.n_decay)
+
+    def step_shard(self, grad_shard, lo: int, hi: int, lr: float) -> None:
+        """ZeRO-1: AdamW on params[lo:hi] only, with this shard's gradient; AdamW's m and v are kept
+        for this shard alone (the memory ZeRO saves), so every step must name the same shard."""
+        if not (0 <= lo < hi <= self.params.size) or len(grad_shard) != hi - lo:
+            raise ValueError(
+                f"step_shard(grad of {len(grad_shard)}, {lo}, {hi}): a shard is lo < hi within the "
+                f"{self.params.size} parameters, and its gradient holds hi - lo values"
+            )
+        if self.t and self.shard != (lo, hi):
+            raise ValueError(f"step_shard: this rank's shard is {self.shard}, not ({lo}, {hi})")
+        if not self.t:
+            self.shard, self.m, self.v = (
+                (lo, hi),
+                np.zeros(hi - lo, np.float32),
+                np.zeros(hi - lo, np.float32),
+            )
+        self.stepped.append((lo, hi, np.array(grad_shard, np.float32)))
+        self.t += 1
+        decay = min(max(self.n_decay - lo, 0), hi - lo)
+        _adamw(self.params[lo:hi], np.asarray(grad_shard), self.m, self.v, self.t, lr, self.adam, decay)
+
+
+def _adamw(p, g, m, v, t: int, lr: float, o: dict, n_decay: int) -> None:
+    """reference.adamw_step's arithmetic on flat float32 buffers, in place; decay on p[:n_decay]."""
+    b1, b2 = o["beta1"], o["beta2"]
+    m[:] = b1 * m + (1 - b1) * g
+    v[:] = b2 * v + (1 - b2) * g * g
+    p[:n_decay] *= 1 - lr * o["weight_decay"]
+    p -= lr * (m / (1 - b1**t)) / (np.sqrt(v / (1 - b2**t)) + o["eps"])
 
 
 class KernelReplica:
