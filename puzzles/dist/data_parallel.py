@@ -214,3 +214,29 @@ DIST_DP_STEP = Exercise(
 
 PUZZLES = []  # exercises for many ranks are `EXERCISES` (helpers.dist.check), not kernel puzzles
 EXERCISES = [DIST_DP_STEP]
+
+
+# ---------------------------------------------------------------------------- real engines
+
+
+def on_ranks(comm, seed: str = "0", batch: str = "0") -> None:
+    """On launched CPU ranks (MPI): the reference step on a batch of `batch` windows (0: 2 per rank
+    plus one, so the shards are unequal), checked against the single process (each rank computes
+    it); rank 0 prints the verdict."""
+    rng = np.random.default_rng(int(seed))
+    B = int(batch) or 2 * comm.size + 1
+    params = perturbed_params(CFG, int(seed))
+    tokens = rng.integers(0, CFG.V, (B, CFG.T)).astype(np.int32)
+    targets = rng.integers(0, CFG.V, (B, CFG.T)).astype(np.int32)
+    model = NumpyReplica(CFG, params)
+    dp_step(comm, model, tokens, targets, LR)
+    t = truth(params, tokens, targets, LR)
+    for what, got, want, tol in (("gradient", model.stepped[0], t["grad"], t["tol_g"]),
+                                 ("parameters", model.params, t["params"], t["tol_p"])):  # fmt: skip
+        i = _first_bad(got, want, tol)
+        if i is not None:
+            name, k = _locate(t["replica"], i)
+            raise AssertionError(f"rank {comm.rank}: {what} at {name}{k}: {got[i]} against {want[i]}")
+    comm.barrier()
+    if comm.rank == 0:
+        print(f"data-parallel step on {comm.size} {comm.engine} ranks, B={B}: equal to one process's step")

@@ -149,7 +149,7 @@ def dp_rank(comm, size: str, batch, steps, out: str):
 
 
 def _launch(n: int, target: str, *args, timeout: float = 300.0) -> dict:
-    from helpers.dist import launch
+    from helpers.dist.launch import launch
 
     with tempfile.TemporaryDirectory(prefix="mp-scaling-") as d:
         path = os.path.join(d, "out.json")

@@ -166,3 +166,23 @@ DIST_STENCIL_OVERLAP = Exercise(
 
 PUZZLES = []  # exercises for many ranks are `EXERCISES` (helpers.dist.check), not kernel puzzles
 EXERCISES = [DIST_STENCIL_HALO, DIST_STENCIL_OVERLAP]
+
+
+# ---------------------------------------------------------------------------- real engines
+
+
+def on_ranks(comm, variant: str = "overlap", seed: str = "0", nz: str = "0") -> None:
+    """On launched CPU ranks (MPI): the exercise's reference on a random grid (nz planes; 0: 3 per
+    rank plus one), checked against the serial run bit for bit; rank 0 prints the verdict. (On GPUs:
+    scaling.py, which runs the same functions on device slabs over NCCL.)"""
+    fn = {"halo": halo_stencil, "overlap": overlap_stencil}[variant]
+    rng = np.random.default_rng(int(seed))
+    nz = int(nz) or 3 * comm.size + 1
+    a = rng.uniform(-10, 10, (nz, 9, 11)).astype(np.float32)
+    got = fn(comm, Slab.of(a, comm.size, comm.rank), STEPS)
+    z0, z1 = slab(nz, comm.size, comm.rank)
+    if not np.array_equal(got, serial(a, STEPS)[z0:z1]):
+        raise AssertionError(f"rank {comm.rank}: planes {z0} .. {z1 - 1} differ from the serial run")
+    comm.barrier()
+    if comm.rank == 0:
+        print(f"stencil ({variant}) on {comm.size} {comm.engine} ranks, {nz} planes: equal to the serial run")

@@ -19,6 +19,7 @@ from helpers.verdicts import WrongAnswer
 from puzzles.llm.training.gradcheck import perturbed_params
 
 from .data_parallel import CFG, LR, CheckedReplica, _first_bad, _locate, truth
+from .replica import NumpyReplica
 
 # ---------------------------------------------------------------------------- cases
 
@@ -165,3 +166,25 @@ DIST_ZERO1_STEP = Exercise(
 
 PUZZLES = []
 EXERCISES = [DIST_ZERO1_STEP]
+
+
+# ---------------------------------------------------------------------------- real engines
+
+
+def on_ranks(comm, seed: str = "0") -> None:
+    """On launched CPU ranks (MPI): the ZeRO-1 reference against the single process's plain step."""
+    rng = np.random.default_rng(int(seed))
+    B = 2 * comm.size + 1
+    params = perturbed_params(CFG, int(seed))
+    tokens = rng.integers(0, CFG.V, (B, CFG.T)).astype(np.int32)
+    targets = rng.integers(0, CFG.V, (B, CFG.T)).astype(np.int32)
+    model = NumpyReplica(CFG, params, pad=comm.size)
+    zero1_step(comm, model, tokens, targets, LR)
+    t = truth(params, tokens, targets, LR)
+    n = t["params"].size
+    i = _first_bad(model.params[:n], t["params"], t["tol_p"])
+    if i is not None:
+        raise AssertionError(f"rank {comm.rank}: parameter {i}: {model.params[i]} against {t['params'][i]}")
+    comm.barrier()
+    if comm.rank == 0:
+        print(f"ZeRO-1 step on {comm.size} {comm.engine} ranks: equal to one process's plain step")
