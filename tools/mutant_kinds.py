@@ -27,6 +27,11 @@ _WORDS = {
     "CompileRejected": "code Numba cannot compile",
     "InputModified": "a modified input",
     "NotSolvedYet": "a kernel that writes nothing",
+    # many ranks (helpers.dist)
+    "CommDeadlock": "a deadlock between ranks",
+    "CountMismatch": "a send and receive that disagree",
+    "BufferInUse": "a buffer used before its message completed",
+    "RequestNotWaited": "a request never waited",
 }
 # a missing barrier is caught as either, depending on which thread ran first (tests/mutants/common.py)
 _MISSING_BARRIER = {"DataRace", "UninitializedRead"}

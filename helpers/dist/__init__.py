@@ -59,6 +59,7 @@ from .errors import (
     CommError,
     CountMismatch,
     DistTimeout,
+    RankRaised,
     RequestNotWaited,
 )
 from .exercise import Case, Exercise, check
@@ -75,6 +76,7 @@ __all__ = [
     "CountMismatch",
     "DistTimeout",
     "Exercise",
+    "RankRaised",
     "RequestNotWaited",
     "check",
     "missing",

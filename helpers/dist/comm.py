@@ -80,6 +80,7 @@ class Comm:
     rank = 0
     size = 1
     xp = np
+    stream = None  # NCCL: the CUDA stream its calls go on (None: the default stream); unused elsewhere
 
     # --- argument checks every engine makes, so the learner's mistake reads the same everywhere
     def _peer(self, peer, what: str) -> int:

@@ -31,5 +31,10 @@ class BadCall(CommError):
     contiguous array."""
 
 
+class RankRaised(CommError):
+    """The learner's code raised on one rank (an IndexError, a ValueError from `split`...);
+    `__cause__` is the original exception."""
+
+
 class DistTimeout(CommError):
     """Real engine: ranks still waiting at the launch's timeout (a hung collective or message)."""

@@ -110,6 +110,8 @@ class NcclComm(Comm):
         if not self.pending:
             return
         s = _stream_ptr(self.stream)
+        peers = ", ".join(f"{k} {'to' if k == 'send' else 'from'} rank {p}" for k, _, p in self.pending)
+        state.enter(self.rank, f"{peers} (enqueued; the GPU waits in it until the peers post theirs)")
         self.nccl.groupStart()
         for kind, (ptr, n, t), peer in self.pending:
             (self.comm.send if kind == "send" else self.comm.recv)(ptr, n, t, peer, s)
@@ -117,10 +119,11 @@ class NcclComm(Comm):
         self.pending.clear()
 
     def _enqueue(self, what: str, fn, *args) -> None:
+        """NCCL returns once the call is queued: the state file keeps the last call, where the GPU
+        waits if some rank never makes its own (a launch's timeout names it)."""
         self._flush()
-        state.enter(self.rank, what)
+        state.enter(self.rank, f"{what} (enqueued; the GPU waits in it until every rank calls it)")
         fn(*args, _stream_ptr(self.stream))
-        state.leave(self.rank)
 
     def isend(self, buf, dest: int) -> NcclRequest:
         dest = self._peer(dest, "destination")

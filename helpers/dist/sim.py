@@ -7,6 +7,7 @@ the fix for a deadlock, a count or dtype mismatch, a buffer used before its requ
 
 from __future__ import annotations
 
+import linecache
 import time
 from collections import deque
 
@@ -14,7 +15,7 @@ import greenlet
 import numpy as np
 
 from .comm import NUMPY_OPS, Comm, Request, Where, caller, poison
-from .errors import BadCall, CommDeadlock, CountMismatch, DistTimeout, RequestNotWaited
+from .errors import BadCall, CommDeadlock, CommError, CountMismatch, DistTimeout, RankRaised, RequestNotWaited
 from .watch import Watch
 
 SECONDS = 10.0  # one run's deadline (a learner's endless loop ends with a message, not a hang)
@@ -254,10 +255,10 @@ class World:
                     self.current = r
                     try:
                         value = lets[r].switch(r) if not lets[r] else lets[r].switch()
-                    except Exception as e:
-                        if hasattr(e, "add_note") and not isinstance(e, (CommDeadlock,)):
-                            e.add_note(f"(raised on rank {r} of {self.size})")
+                    except CommError:
                         raise
+                    except Exception as e:
+                        raise RankRaised(self.raised(r, e, fn)) from e
                     if lets[r].dead:
                         results[r] = value
                         self.finished.add(r)
@@ -265,6 +266,18 @@ class World:
                 if not progressed:
                     raise CommDeadlock(self.deadlock_text())
         return results
+
+    def raised(self, r: int, e: Exception, fn) -> str:
+        """The learner's exception said with its rank and line (the deepest frame of fn's file)."""
+        where, tb = None, e.__traceback__
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            if code.co_filename == fn.__code__.co_filename:
+                text = linecache.getline(code.co_filename, tb.tb_lineno).strip()
+                where = Where(code.co_filename, tb.tb_lineno, text)
+            tb = tb.tb_next
+        at = f" at {where}" if where else ""
+        return f"rank {r} of {self.size} raised {type(e).__name__}{at}: {e}"
 
     def deadlock_text(self) -> str:
         from .deadlock import describe

@@ -19,7 +19,8 @@ UNSAFE = (ast.Call, ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await, ast.Lamb
 
 
 def _uses(filename: str, cache: dict) -> dict:
-    """{line: [(text, expression ast or None, name)]} of the names and subscripts a file's lines use."""
+    """{line: [(text, index expression or None, name)]} of the names and subscripts `name[index]` a
+    file's lines use; the index expression, `__mp_key[index]`, evaluates to the index itself."""
     if filename in cache:
         return cache[filename]
     out: dict[int, list] = {}
@@ -33,14 +34,45 @@ def _uses(filename: str, cache: dict) -> dict:
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
             if not any(isinstance(n, UNSAFE) for n in ast.walk(node.slice)):
                 covered.add(id(node.value))
-                expr = ast.Expression(ast.Subscript(node.value, node.slice, ast.Load()))
-                ast.fix_missing_locations(ast.copy_location(expr.body, node))
-                out.setdefault(node.lineno, []).append((ast.unparse(node), expr, node.value.id))
+                key = ast.Subscript(ast.Name("__mp_key", ast.Load()), node.slice, ast.Load())
+                expr = ast.fix_missing_locations(ast.Expression(ast.copy_location(key, node)))
+                code = compile(expr, "<watch>", "eval")
+                out.setdefault(node.lineno, []).append((ast.unparse(node), code, node.value.id))
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and id(node) not in covered and isinstance(node.ctx, ast.Load):
             out.setdefault(node.lineno, []).append((node.id, None, node.id))
     cache[filename] = out
     return out
+
+
+class _Key:
+    def __getitem__(self, key):
+        return key
+
+
+def _key(code, frame):
+    """The index a line's `name[index]` uses, evaluated in its frame (None if it cannot be)."""
+    try:
+        return eval(code, frame.f_globals, {**frame.f_locals, "__mp_key": _Key()})
+    except Exception:
+        return None
+
+
+def _touches(base: np.ndarray, key, buf: np.ndarray) -> bool:
+    """Whether base[key] reaches any byte of buf (a view of the same memory)."""
+    if key is None:
+        return False
+    marker = np.zeros(base.shape, bool)
+    try:
+        marker[key] = True
+    except Exception:
+        return False
+    picked = np.nonzero(marker)
+    offsets = sum(i.astype(np.int64) * st for i, st in zip(picked, base.strides)) if picked else np.zeros(1)
+    start = base.__array_interface__["data"][0]
+    lo = buf.__array_interface__["data"][0]
+    addr = start + np.asarray(offsets)
+    return bool(np.any((addr >= lo) & (addr < lo + buf.nbytes)))
 
 
 class Watch:
@@ -115,26 +147,21 @@ class Watch:
         if not pending:
             return
         for text, expr, name in _uses(frame.f_code.co_filename, self.cache).get(frame.f_lineno, ()):
-            if name not in frame.f_locals and name not in frame.f_globals:
-                continue
-            try:
-                value = (
-                    eval(compile(expr, "<watch>", "eval"), frame.f_globals, frame.f_locals)
-                    if expr
-                    else (frame.f_locals[name] if name in frame.f_locals else frame.f_globals[name])
-                )
-            except Exception:
-                continue
-            if not isinstance(value, np.ndarray):
+            local = frame.f_locals
+            base = local[name] if name in local else frame.f_globals.get(name)
+            if not isinstance(base, np.ndarray):
                 continue
             for op in pending:
-                if np.may_share_memory(value, op.buf):
-                    raise BufferInUse(
-                        f"rank {rank} uses `{text}` at {self._where(frame, frame.f_lineno)} while its irecv "
-                        f"from rank {op.peer} into that memory (posted at {op.where}) is not yet waited: "
-                        "until req.wait() returns the buffer holds no message (here: garbage), and the "
-                        "message may land in the middle of your read. Call req.wait() before this line."
-                    )
+                if not np.may_share_memory(base, op.buf):
+                    continue
+                if expr is not None and not _touches(base, _key(expr, frame), op.buf):
+                    continue
+                raise BufferInUse(
+                    f"rank {rank} uses `{text}` at {self._where(frame, frame.f_lineno)} while its irecv "
+                    f"from rank {op.peer} into that memory (posted at {op.where}) is not yet waited: "
+                    "until req.wait() returns the buffer holds no message (here: garbage), and the "
+                    "message may land in the middle of your read. Call req.wait() before this line."
+                )
 
     def complete(self, op, where: Where) -> None:
         """At wait(): a change made between the last watched line and the wait."""
