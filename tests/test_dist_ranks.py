@@ -18,6 +18,7 @@ def test_every_exercise_on_mpi_ranks(n):
         pytest.skip(why)
     out = launch(n, "puzzles.dist.ranks:every_exercise", engine="mpi", timeout=120)
     for line in (
+        f"ring all-reduce matches the mpi engine's allreduce on {n} ranks",
         f"stencil (halo) on {n} mpi ranks",
         f"stencil (overlap) on {n} mpi ranks",
         f"data-parallel step on {n} mpi ranks",
