@@ -225,6 +225,21 @@ GOAL = None  # judged by GOALS: weak-scaling throughput ratios (4 GPUs do 4x the
 GOALS = [("dp weak, 4 GPUs", "dp weak, 1 GPU", 0.9 * 4)]
 
 
+def skip_reason() -> str | None:
+    """One line where the scaling rows cannot run (tools.bench prints it and goes on), else None."""
+    from helpers.dist import missing
+
+    reason = timing.skip_reason() or missing("nccl")
+    if reason:
+        return reason
+    counts = gpu_counts()
+    return (
+        None
+        if len(counts) >= 2
+        else f"scaling needs at least 2 GPUs, this machine has {max(counts, default=0)}"
+    )
+
+
 def benchmark(scale: float = 1.0):
     """The scaling runs as rows: bytes = the stencil's grid read and written, flops = 6 x parameters x
     tokens for the training step, so that a row's rate over the 1-GPU row is p x efficiency."""
