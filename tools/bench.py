@@ -3,6 +3,7 @@
     python -m tools.bench                 # every chapter's benchmark() (puzzles/pmpp/ch*, puzzles/llm/*)
     python -m tools.bench --only ch10     # one chapter (repeat --only for several)
     python -m tools.bench --only llm3     # one transformer-kernels module (llm1 ... llm4)
+    python -m tools.bench --only dist     # scaling on 1, 2 and 4 GPUs (NCCL; skipped with one line below 2)
     python -m tools.bench --scale 0.25    # smaller inputs (quick look; goals are judged at scale 1)
     python -m tools.bench --json out.json # where the results go (default: bench-<device>-<date>.json)
     MP_RETUNE=1 python -m tools.bench     # search every tuned knob again instead of using the cache
@@ -63,8 +64,11 @@ def chapter_modules(only=()):
         holder = benchmark_of(importlib.import_module(f"puzzles.pmpp.{name}"))
         if holder is not None:
             found.append((tag, holder))
+    last = []  # many GPUs: scaling over NCCL (its own processes, one per GPU), after the rest
+    if not only or "dist" in only:
+        last.append(("dist", importlib.import_module("puzzles.dist.scaling")))
     if only and not any(t.startswith("llm") for t in only):
-        return _checked(found, timing)  # the llm chapters import each other: load them only when asked
+        return _checked(found + last, timing)  # the llm chapters import each other: load them only when asked
     llm_found = []
     for name in (m.name for m in pkgutil.iter_modules(llm.__path__)):
         chapter = importlib.import_module(f"puzzles.llm.{name}")
@@ -72,7 +76,7 @@ def chapter_modules(only=()):
         holder = benchmark_of(chapter)
         if (not only or tag in only) and holder is not None:
             llm_found.append((tag, holder))
-    return _checked(found + sorted(llm_found, key=lambda tm: tm[0]), timing)
+    return _checked(found + sorted(llm_found, key=lambda tm: tm[0]) + last, timing)
 
 
 def _checked(found, timing):
@@ -338,6 +342,11 @@ def main(argv=None) -> int:
             print(f"\n== {tag}: {module.__name__} ==")
             sys.stdout.flush()
             progress.begin(tag)
+            skip = getattr(module, "skip_reason", lambda: None)()
+            if skip:  # e.g. a benchmark of several GPUs on a machine with one: one line, not a failure
+                progress.end(tag, "skipped")
+                print(f"skipped: {skip}")
+                continue
             before = set(tuning.CHOSEN)
             try:
                 rows = module.benchmark(scale=args.scale)
