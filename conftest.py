@@ -4,8 +4,10 @@ nbval makes every cell of a solution notebook its own test item; the cells share
 notebook's items run in order on one worker. The per-puzzle tests of tests/test_exercises.py and
 tests/test_engines_agree.py run on one worker per puzzle, so that the checks one test made are there
 for the next (tests/support.py: `checked`): each kernel of a puzzle is simulated once per engine and
-seed. Every other test is its own unit, so large parametrized files spread too (`--dist loadgroup`
-cannot be used: pytest 9.2 ignores the node-id rewrite that xdist 3.8 groups by).
+seed. The tests of a file in ONE_WORKER share an expensive module-scoped fixture (a wheel built and
+installed, Numba's simulator run in a subprocess) and run on one worker, so it is made once. Every
+other test is its own unit, so large parametrized files spread too (`--dist loadgroup` cannot be
+used: pytest 9.2 ignores the node-id rewrite that xdist 3.8 groups by).
 
 The run's compile checks are shared too: MP_PTX_CACHE (helpers/ptx.py) names a folder of this run,
 so a kernel that compiled in one process (a worker, a notebook's kernel) is not compiled again in
@@ -28,6 +30,7 @@ import tempfile
 import pytest
 
 PER_PUZZLE = ("tests/test_exercises.py", "tests/test_engines_agree.py")
+ONE_WORKER = ("tests/test_wheel.py", "tests/test_sim_parity.py")
 
 
 def puzzle_of(nodeid: str) -> str | None:
@@ -36,6 +39,16 @@ def puzzle_of(nodeid: str) -> str | None:
     if not path.endswith(PER_PUZZLE) or "[" not in rest:
         return None
     return rest.split("[", 1)[1].rstrip("]").split("-", 1)[0]
+
+
+def scope_of(nodeid: str) -> str:
+    """The unit of work that runs on one xdist worker: a notebook, a file of ONE_WORKER, a puzzle's
+    per-puzzle tests, else the test itself."""
+    file = nodeid.split("::", 1)[0]
+    if file.endswith((".ipynb", *ONE_WORKER)):
+        return file
+    puzzle = puzzle_of(nodeid)
+    return f"puzzle {puzzle}" if puzzle else nodeid
 
 
 PTX_CACHE = "MP_PTX_CACHE"  # helpers.ptx.CACHE_ENV (not imported here: the controller needs no numba)
@@ -63,11 +76,7 @@ def pytest_xdist_make_scheduler(config, log):
 
     class TogetherWhatSharesWork(LoadScopeScheduling):
         def _split_scope(self, nodeid):
-            file = nodeid.split("::", 1)[0]
-            if file.endswith(".ipynb"):
-                return file
-            puzzle = puzzle_of(nodeid)
-            return f"puzzle {puzzle}" if puzzle else nodeid
+            return scope_of(nodeid)
 
     return TogetherWhatSharesWork(config, log)
 

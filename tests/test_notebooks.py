@@ -179,3 +179,24 @@ def test_parallel_run_keeps_each_notebook_on_one_worker(tmp_path):
     summary = r.stdout.strip().splitlines()[-1]
     assert "1 failed, 11 passed" in summary, r.stdout[-3000:]
     assert "FAILED notebooks/solutions/c.ipynb::Cell 1" in r.stdout
+
+
+def test_what_shares_work_runs_on_one_worker():
+    """The scheduler's units (conftest.scope_of): a notebook's cells, a puzzle's per-puzzle tests in
+    both files, the tests of a file with an expensive module fixture; any other test alone."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("root_conftest", ROOT / "conftest.py")
+    root = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(root)
+    scope = root.scope_of
+    nb = "notebooks/solutions/01_gpu_puzzles.ipynb"
+    assert scope(f"{nb}::Cell 0") == scope(f"{nb}::Cell 7") != scope("notebooks/solutions/02_x.ipynb::Cell 0")
+    dot = scope("tests/test_exercises.py::test_reference_passes[dot]")
+    assert dot == scope("tests/test_engines_agree.py::test_greenlet_and_auto_agree[dot]")
+    assert dot == scope("tests/test_exercises.py::test_mutant_is_rejected_for_the_right_reason[dot-no_guard]")
+    assert dot != scope("tests/test_exercises.py::test_reference_passes[map]")
+    for file in root.ONE_WORKER:
+        assert scope(f"{file}::test_a") == scope(f"{file}::test_b[greenlet-map]"), file
+        assert 'scope="module"' in (ROOT / file).read_text(), f"{file} has no module fixture to share"
+    assert scope("tests/test_sim.py::test_a[auto]") != scope("tests/test_sim.py::test_b[auto]")

@@ -1,5 +1,5 @@
 """Mutants of puzzles/pmpp/ch11_scan/single_pass.py; format: mutants/common.py. domino_static (a
-domino scan that waits on blockIdx.x - 1) is run by tests/test_pmpp_c.py under a short timeout."""
+domino scan that waits on blockIdx.x - 1) is run by tests/test_pmpp_ch10_12.py under a short timeout."""
 
 import numba
 from numba import cuda
