@@ -1,0 +1,73 @@
+"""The CUDA C++ twins of the course's kernels: `<puzzle name>.cu` in this folder, one file per
+puzzle, the solution between `// BEGIN SOLUTION` and `// END SOLUTION`.
+
+One folder, one real C++ file per puzzle: each reads (and compiles with nvcc) as C++, diffs line by
+line against its Numba twin, and is found by the puzzle's name alone; the puzzle module keeps the
+spec and the cases both spellings are checked on.
+
+    from puzzles import cpp
+    cpp.check("map", MAP_CPP)        # the Numba puzzle's cases and spec; NVRTC; the GPU where there is one
+    print(cpp.stub("map"))           # the exercise's starting text
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import puzzles
+from helpers import cpp as _cpp
+from helpers.cpp.source import locate
+
+HERE = Path(__file__).resolve().parent
+BEGIN, END = "// BEGIN SOLUTION", "// END SOLUTION"
+_BLOCK = re.compile(
+    r"^([ \t]*)" + re.escape(BEGIN) + r"[^\n]*\n(.*?)^[ \t]*" + re.escape(END) + r"[^\n]*\n?", re.M | re.S
+)
+
+__all__ = ["check", "names", "solution", "stub"]
+
+
+def names() -> list[str]:
+    """The puzzles that have a C++ twin."""
+    return sorted(p.stem for p in HERE.glob("*.cu"))
+
+
+def _text(name: str) -> str:
+    path = HERE / f"{name}.cu"
+    if not path.exists():
+        raise KeyError(f"no CUDA C++ twin for {name!r}; these have one: {', '.join(names())}")
+    return path.read_text()
+
+
+def solution(name: str) -> str:
+    """The C++ twin with its solution, marker lines removed."""
+    return "".join(ln for ln in _text(name).splitlines(keepends=True) if ln.strip() not in (BEGIN, END))
+
+
+def stub(name: str) -> str:
+    """The C++ twin with each solution block cut to a `// FILL ME IN` line."""
+
+    def cut(m):
+        n = sum(1 for ln in m.group(2).splitlines() if ln.strip() and not ln.strip().startswith("//"))
+        return f"{m.group(1)}// FILL ME IN (roughly {n} line{'s' if n != 1 else ''})\n"
+
+    return _BLOCK.sub(cut, _text(name))
+
+
+def check(
+    name: str, source: str, *, kernel: str | None = None, seed: int | None = None, gpu: bool | None = None
+):
+    """Check C++ `source` against puzzle `name` (its Numba twin's cases and spec); raises the
+    course's verdicts (CompileRejected, WrongAnswer, KernelDiagnosed...) or returns a CppResult that
+    says what ran."""
+    stub_text = stub(name) if (HERE / f"{name}.cu").exists() else None
+    return _cpp._check(
+        puzzles.get(name),
+        source,
+        kernel=kernel,
+        stub=stub_text,
+        seed=seed,
+        gpu_present=gpu,
+        origin=locate(source),
+    )

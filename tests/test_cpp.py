@@ -1,0 +1,130 @@
+"""CUDA C++ beside Numba (helpers.cpp, puzzles/cpp/): what runs without a GPU. Every twin compiles
+for the T4 with NVRTC and passes its compile check (saying it did not run), every stub is
+NotSolvedYet, every known-wrong twin that is a compile-time mistake is rejected for its reason, and
+each kind of bad input gets its one clear message. The GPU runs are in tests/test_cpp_gpu.py."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from mutants.cpp import CPP_MUTANTS, mutate
+
+from helpers import cpp as hcpp
+from helpers.check import CompileRejected, NotSolvedYet
+from helpers.sim.errors import LaunchError
+from puzzles import cpp
+
+pytestmark = pytest.mark.skipif(hcpp.available() is not None, reason=str(hcpp.available()))
+
+MAP = r"""
+extern "C" __global__ void map_kernel(float* out, const float* a) {
+    int i = threadIdx.x;
+    out[i] = a[i] + 10.0f;
+}
+"""
+
+
+def test_every_puzzle_has_a_twin_and_wrong_ones():
+    assert len(cpp.names()) == 14
+    assert set(CPP_MUTANTS) == set(cpp.names())
+    assert all(any(m[2] is not CompileRejected for m in ms) for ms in CPP_MUTANTS.values())
+
+
+@pytest.mark.parametrize("name", cpp.names())
+def test_twin_compiles_and_says_it_did_not_run(name):
+    result = cpp.check(name, cpp.solution(name), seed=0, gpu=False)
+    assert not result.ran and "not run" in repr(result) and "puzzles.check" in repr(result)
+    with pytest.raises(NotSolvedYet):
+        cpp.check(name, cpp.stub(name), seed=0, gpu=False)
+
+
+COMPILE_TIME = [(n, m) for n, ms in CPP_MUTANTS.items() for m in ms if m[2] is CompileRejected]
+
+
+@pytest.mark.parametrize("name, mutant", COMPILE_TIME, ids=[f"{n}-{m[0]}" for n, m in COMPILE_TIME])
+def test_compile_time_mistake_is_rejected_for_its_reason(name, mutant):
+    label, edits, _, phrase = mutant
+    with pytest.raises(CompileRejected) as e:
+        cpp.check(name, mutate(cpp.solution(name), edits), seed=0, gpu=False)
+    assert phrase in str(e.value), str(e.value)
+
+
+def test_a_syntax_error_names_the_line_of_the_cell():
+    source = r"""
+extern "C" __global__ void map_kernel(float* out, const float* a) {
+    int i = threadIdx.x;
+    out[i] = a[i] + 10.0f x;
+}
+"""
+    first = source_line = None
+    for n, text in enumerate(open(__file__).read().splitlines(), 1):
+        if text.startswith('extern "C" __global__ void map_kernel') and first is None and n > 40:
+            first = n
+        if "10.0f x;" in text and source_line is None and n > 40:
+            source_line = n
+    with pytest.raises(CompileRejected) as e:
+        cpp.check("map", source, gpu=False)
+    text = str(e.value)
+    assert f"line {source_line} of your cell (line 4 of the C++ source): `out[i] = a[i] + 10.0f x;`" in text
+    assert 'expected a ";"' in text
+
+
+def test_missing_extern_c_and_wrong_name_list_the_kernels():
+    with pytest.raises(CompileRejected, match=r'_Z10map_kernelPfPKf.*extern "C"'):
+        hcpp.kernel(MAP.replace('extern "C" ', ""), "map_kernel")
+    two = MAP + MAP.replace("map_kernel", "other_kernel")
+    with pytest.raises(
+        CompileRejected, match="no kernel named `mapk` in this source; it has `map_kernel`, `other_kernel`"
+    ):
+        hcpp.kernel(two, "mapk")
+    with pytest.raises(CompileRejected, match="say which one"):
+        hcpp.kernel(two)
+    with pytest.raises(CompileRejected, match="defines no kernel"):
+        hcpp.kernel("__device__ float f(float x) { return x; }")
+
+
+def test_too_many_threads_and_wrong_arguments_are_launch_errors():
+    k = hcpp.kernel(MAP)
+    with pytest.raises(LaunchError, match=r"64 x 32 = 2048 threads.*at most 1024"):
+        k[1, (64, 32)]
+    with pytest.raises(LaunchError, match="block.z = 128"):
+        k[1, (1, 1, 128)]
+    with pytest.raises(LaunchError, match="takes 2 arguments"):
+        k[1, 4](np.zeros(4, np.float32))
+    with pytest.raises(LaunchError, match="`a` holds float64, so it must be `double\\*`"):
+        k[1, 4](np.zeros(4, np.float32), np.zeros(4))
+
+
+def test_a_launch_without_a_gpu_says_it_did_not_run(capsys, monkeypatch):
+    from helpers import device
+
+    monkeypatch.setattr(device.STATE, "gpu", False)
+    out = np.zeros(3, np.float32)
+    hcpp.kernel(MAP)[1, 3](out, np.ones(3, np.float32))
+    assert capsys.readouterr().out.startswith("Not run: this machine has no GPU")
+
+
+def test_parameters_past_the_puzzles_name_array_axes():
+    from helpers.cpp.source import bind, kernel_params
+
+    params = kernel_params(
+        'extern "C" __global__ void f(float* o, const float* q, int q_dim0, int q_dim1) {}', "f"
+    )
+    q = np.zeros((5, 7), np.float32)
+    values, problem = bind(params, ("o", "q"), [np.zeros(5, np.float32), q])
+    assert problem is None and values[2:] == [5, 7] and values[2].dtype == np.int32
+    params = kernel_params('extern "C" __global__ void f(float* o, const float* q, int n) {}', "f")
+    _, problem = bind(params, ("o", "q"), [np.zeros(5, np.float32), q])
+    assert "ARRAY_dimK" in problem
+
+
+def test_a_compile_check_costs_milliseconds():
+    """Measured, not assumed: a fresh NVRTC compile of a twin for sm_75 (the notebook's cost)."""
+    from helpers.cpp import nvrtc
+
+    source = cpp.solution("matmul") + "\n// fresh\n"
+    start = time.perf_counter()
+    assert nvrtc.compile_source(source).ok
+    assert time.perf_counter() - start < 2.0

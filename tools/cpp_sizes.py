@@ -1,0 +1,82 @@
+"""GPU-sized launches of the Rosetta kernels (the chapters' kernels with a CUDA C++ twin in
+puzzles/cpp/), and one Numba-against-C++ timing of each: the same algorithm, module constants and
+launch, both validated against the puzzle's spec before they are timed. Used by tools/cpp_gpu.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import puzzles
+from helpers.puzzle import Case
+from helpers.runs import expected, prepare_args
+
+
+def _rng():
+    return np.random.default_rng(0)
+
+
+def _vecadd():
+    n = (1 << 24) + 3
+    a, b = (_rng().uniform(-1, 1, n).astype(np.float32) for _ in range(2))
+    return Case(
+        grid=(n + 255) // 256, block=256, args={"out": np.empty(n, np.float32), "a": a, "b": b, "n": n}
+    ), f"n={n}"
+
+
+BIG: dict = {"ch02_vecadd": _vecadd}
+
+
+def time_pair(name: str, big) -> tuple[float, float, str]:
+    """(Numba seconds, C++ seconds, size label) for puzzle `name` at the size `big()` builds."""
+    from numba import cuda
+
+    from helpers import timing
+    from helpers.compare import compare
+    from helpers.cpp import driver, module, nvrtc
+    from helpers.cpp.source import bind
+    from puzzles import cpp
+
+    p = puzzles.get(name)
+    case, label = big()
+    args, _, _, pristine = prepare_args(p, case)
+    want = expected(p, case, pristine)
+    shared = case.shared_bytes
+
+    def validated(dev, who):
+        cuda.synchronize()
+        for n in p.outputs:
+            problem = compare(want[n], dev[p.signature.index(n)].copy_to_host(), p)
+            if problem:
+                raise AssertionError(f"{name} ({who}) is wrong at {label}:\n{problem}")
+
+    dev_n = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
+    kernel = p.reference
+
+    def numba_launch():
+        kernel[case.grid, case.block, 0, shared](*dev_n)
+
+    numba_launch()
+    validated(dev_n, "Numba")
+
+    cuda.current_context()  # Numba's primary context, which the driver calls below share
+    _, arch = driver.device()
+    source = cpp.solution(name)
+    built = module.build(source, getattr(kernel, "py_func", kernel).__name__, None)
+    compiled = nvrtc.compile_source(source, arch)
+    fn = driver.Function(compiled.cubin, built.name)
+    dev_c = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in prepare_args(p, case)[0]]
+    values, problem = bind(built.params, p.signature, args)
+    if problem:
+        raise AssertionError(problem)
+    params = [
+        int(d.__cuda_array_interface__["data"][0]) if isinstance(v, np.ndarray) else v
+        for v, d in zip(values, dev_c + [None] * (len(values) - len(dev_c)))
+    ]
+
+    def cpp_launch():
+        driver.launch(fn, case.grid, case.block, params, shared)
+
+    cpp_launch()
+    validated(dev_c, "CUDA C++")
+    return timing.time_gpu(numba_launch), timing.time_gpu(cpp_launch), label
