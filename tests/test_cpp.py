@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from mutants.cpp import CPP_MUTANTS, mutate
 
+import puzzles
 from helpers import cpp as hcpp
 from helpers.check import CompileRejected, NotSolvedYet
 from helpers.sim.errors import LaunchError
@@ -27,8 +28,8 @@ extern "C" __global__ void map_kernel(float* out, const float* a) {
 
 
 def test_every_puzzle_has_a_twin_and_wrong_ones():
-    assert len(cpp.names()) == 14
-    assert set(CPP_MUTANTS) == set(cpp.names())
+    assert set(CPP_MUTANTS) == {n for n in cpp.names() if puzzles.get(n).chapter == "puzzles"}
+    assert len(CPP_MUTANTS) == 14
     assert all(any(m[2] is not CompileRejected for m in ms) for ms in CPP_MUTANTS.values())
 
 
@@ -36,8 +37,9 @@ def test_every_puzzle_has_a_twin_and_wrong_ones():
 def test_twin_compiles_and_says_it_did_not_run(name):
     result = cpp.check(name, cpp.solution(name), seed=0, gpu=False)
     assert not result.ran and "not run" in repr(result) and "puzzles.check" in repr(result)
-    with pytest.raises(NotSolvedYet):
-        cpp.check(name, cpp.stub(name), seed=0, gpu=False)
+    if cpp.stub(name) != cpp.solution(name):  # the 14 puzzles' exercises (Rosetta twins are shown)
+        with pytest.raises(NotSolvedYet):
+            cpp.check(name, cpp.stub(name), seed=0, gpu=False)
 
 
 COMPILE_TIME = [(n, m) for n, ms in CPP_MUTANTS.items() for m in ms if m[2] is CompileRejected]

@@ -141,8 +141,10 @@ def main(argv: list[str]) -> int:
         job = pickle.load(f)
     try:
         result = run_job(job)
-    except DriverError as e:  # no GPU, no driver, a cubin the driver refuses
+    except DriverError as e:  # no GPU, a cubin the driver refuses
         result = {"arch": None, "runs": [], "error": (None, str(e), e.name)}
+    except Exception as e:  # noqa: BLE001 - no driver library at all: said, not a crash
+        result = {"arch": None, "runs": [], "error": (None, f"{type(e).__name__}: {e}", "NO_DRIVER")}
     with open(result_path, "wb") as f:
         pickle.dump(result, f)
     return 0

@@ -95,7 +95,11 @@ def _errors_of(output: str) -> str:
         if "RACECHECK SUMMARY" in body or body.strip().startswith("Saved host backtrace"):
             continue
         keep.append(body)
-    return "\n".join(keep).strip("\n")
+    records = "\n".join(keep).strip("\n").split("\n\n")
+    # an API call's error code (the child reports its own; libraries probe for entry points) is not
+    # the kernel's fault: only errors found in the kernel count
+    api = ("Program hit", "on CUDA API call", "Target application returned")
+    return "\n\n".join(r for r in records if r.strip() and not any(a in r for a in api))
 
 
 _AT = re.compile(r"kernel\.cu:(\d+)")

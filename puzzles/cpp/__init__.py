@@ -61,7 +61,8 @@ def check(
     """Check C++ `source` against puzzle `name` (its Numba twin's cases and spec); raises the
     course's verdicts (CompileRejected, WrongAnswer, KernelDiagnosed...) or returns a CppResult that
     says what ran."""
-    stub_text = stub(name) if (HERE / f"{name}.cu").exists() else None
+    # a twin without solution markers (a chapter's Rosetta kernel) is shown, not an exercise
+    stub_text = stub(name) if (HERE / f"{name}.cu").exists() and BEGIN in _text(name) else None
     return _cpp._check(
         puzzles.get(name),
         source,
