@@ -39,8 +39,15 @@ def locate(source: str) -> Origin | None:
             at = text.find(source) if source.strip() else -1
             if at >= 0:
                 return Origin(name, text.count("\n", 0, at) + 1)
-            return None
+            break
         frame = frame.f_back
+    # the source was written in another cell: Jupyter keeps every cell run in linecache, newest last
+    for name, entry in reversed(list(linecache.cache.items())):
+        lines = entry[2] if len(entry) > 2 else None
+        text = "".join(lines or ())
+        at = text.find(source) if source.strip() and "ipykernel" in name else -1
+        if at >= 0:
+            return Origin(name, text.count("\n", 0, at) + 1)
     return None
 
 

@@ -25,7 +25,40 @@ _BLOCK = re.compile(
     r"^([ \t]*)" + re.escape(BEGIN) + r"[^\n]*\n(.*?)^[ \t]*" + re.escape(END) + r"[^\n]*\n?", re.M | re.S
 )
 
-__all__ = ["check", "names", "solution", "stub"]
+__all__ = ["NAMES", "check", "names", "solution", "stub"]
+
+# Numba's spelling, CUDA C++'s, and what differs: the table the notebooks show (tools.nbbuild)
+NAMES = (
+    (
+        "`@cuda.jit` `def k(out, a, n):`",
+        '`extern "C" __global__ void k(float* out, const float* a, int n)`',
+        'types are written out; `extern "C"` keeps the name `k` findable',
+    ),
+    ("`cuda.threadIdx.x`, `cuda.blockIdx.x`", "`threadIdx.x`, `blockIdx.x`", "built-in variables"),
+    ("`cuda.blockDim.x`, `cuda.gridDim.x`", "`blockDim.x`, `gridDim.x`", ""),
+    ("`cuda.grid(1)`", "`blockIdx.x * blockDim.x + threadIdx.x`", "no shorthand"),
+    (
+        "`a[i, j]` on a 2-D array",
+        "`a[i * cols + j]`",
+        "a flat pointer: rows one after another (`a[i, j]` compiles in C++ as the comma operator, `a[j]`)",
+    ),
+    ("`a.shape[0]`", "a parameter (`int n`, `q_dim1` in these checks)", "a pointer has no shape"),
+    (
+        "`cuda.shared.array(TPB, float32)`",
+        "`__shared__ float cache[TPB];`",
+        "`TPB` a `#define` or `constexpr`",
+    ),
+    ("`cuda.local.array(8, float32)`", "`float r[8];`", ""),
+    ("`cuda.syncthreads()`", "`__syncthreads();`", ""),
+    ("`cuda.atomic.add(out, 0, v)`", "`atomicAdd(&out[0], v)`", "takes an address"),
+    ("`cuda.shfl_down_sync(mask, v, d)`", "`__shfl_down_sync(mask, v, d)`", "also `__shfl_xor_sync`"),
+    ("`math.exp(x)`, `max(a, b)`", "`expf(x)`, `fmaxf(a, b)`", "the float32 versions end in `f`"),
+    (
+        "`kernel[blocks, threads](out, a, n)`",
+        "`kernel<<<blocks, threads>>>(out, a, n)`",
+        "here: `cpp.check(name, source)`",
+    ),
+)
 
 
 def names() -> list[str]:
