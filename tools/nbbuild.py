@@ -305,7 +305,7 @@ def cpp_cell(name: str, solutions: bool) -> str:
 
     text = cpp.solution(name) if solutions else cpp.stub(name)
     var = f"{name}_cpp"
-    return f'from puzzles import cpp\n\n{var} = r"""\n{text.strip(chr(10))}\n"""\ncpp.check({name!r}, {var})'
+    return f'from puzzles import cpp\n\n{var} = r"""\n{text.strip(chr(10))}\n"""\ncpp.check("{name}", {var})'
 
 
 def cpp_names_table() -> str:
