@@ -130,3 +130,120 @@ def test_a_compile_check_costs_milliseconds():
     start = time.perf_counter()
     assert nvrtc.compile_source(source).ok
     assert time.perf_counter() - start < 2.0
+
+
+# ------------------------------------------------------------------ the GPU path, with the child faked
+# (tests/test_cpp_gpu.py runs it for real; here the verdicts drawn from a child's answer are tested)
+
+MEMCHECK = """\
+========= COMPUTE-SANITIZER
+========= Program hit CUDA_ERROR_NOT_FOUND (error 500) on CUDA API call to cuGetProcAddress.
+=========
+========= Invalid __global__ write of size 4 bytes
+=========     at guard_kernel+0x90 in kernel.cu:5
+=========     by thread (5,0,0) in block (0,0,0)
+=========     Address 0x7f0000000214 is out of bounds
+=========
+========= ERROR SUMMARY: 2 errors
+"""
+RACECHECK = """\
+========= COMPUTE-SANITIZER
+========= Error: Race reported between Write access at dot_kernel+0x120 in kernel.cu:9
+=========     and Read access at dot_kernel+0x1c0 in kernel.cu:14 [7 hazards]
+=========
+========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)
+"""
+
+
+def _fake_gpu(monkeypatch, answer):
+    """Make the check believe there is a GPU and a sanitizer, and let `answer(job, tool)` be the child."""
+    from helpers.cpp import gpu
+
+    monkeypatch.setattr(gpu, "sanitizer", lambda: "/fake/compute-sanitizer")
+
+    def run(job, tool=None, seconds=0):
+        child = answer(job, tool)
+        child.report = gpu._errors_of(child.report)  # as the real run reads the sanitizer's output
+        return child
+
+    monkeypatch.setattr(gpu, "run", run)
+
+
+def _ran(job, transform=lambda k, arrays: arrays):
+    """What a correct child returns: each run's arrays after the kernel, computed with NumPy."""
+    return {
+        "arch": "sm_90",
+        "error": None,
+        "max_threads": 1024,
+        "runs": [transform(k, r["args"]) for k, r in enumerate(job["runs"])],
+    }
+
+
+def _guard(k, args):
+    out, a, size = args
+    out = out.copy()
+    out[:size] = a[:size] + np.float32(10)
+    return [out, a, None]
+
+
+def test_gpu_answers_are_compared_with_the_spec(monkeypatch):
+    from helpers.check import WrongAnswer
+    from helpers.cpp.gpu import ChildResult
+
+    _fake_gpu(monkeypatch, lambda job, tool: ChildResult(_ran(job, _guard), ""))
+    result = cpp.check("guard", cpp.solution("guard"), seed=3, gpu=True)
+    assert result.ran and "Passed: guard in CUDA C++" in repr(result) and "sm_90" in repr(result)
+
+    def off_by_one(k, args):
+        out, a, _ = _guard(k, args)
+        out[-1] += 1
+        return [out, a, None]
+
+    _fake_gpu(monkeypatch, lambda job, tool: ChildResult(_ran(job, off_by_one), ""))
+    with pytest.raises(WrongAnswer, match=r"(?s)failed on the GPU, case 0 .*`out` is wrong"):
+        cpp.check("guard", cpp.solution("guard"), seed=3, gpu=True)
+
+
+def test_sanitizer_reports_become_diagnostics_at_cell_lines(monkeypatch):
+    from helpers.check import KernelDiagnosed
+    from helpers.cpp.gpu import ChildResult
+    from helpers.sim.errors import DataRace, OutOfBounds
+
+    _fake_gpu(
+        monkeypatch, lambda job, tool: ChildResult(_ran(job, _guard), MEMCHECK if tool == "memcheck" else "")
+    )
+    with pytest.raises(KernelDiagnosed) as e:
+        cpp.check("guard", cpp.solution("guard"), gpu=True)
+    assert isinstance(e.value.diagnostic, OutOfBounds) and e.value.diagnostic.thread == (5, 0, 0)
+    assert (
+        "Invalid __global__ write of size 4 bytes at line 5 of the source: `out[i] = a[i] + 10.0f;`"
+        in str(e.value)
+    )
+    assert "cuGetProcAddress" not in str(e.value)  # an API call's error code is not the kernel's
+
+    def dot(k, args):
+        out, a, b, size = args
+        return [np.array([np.dot(a[:size].astype(np.float64), b[:size])], np.float32), a, b, None]
+
+    _fake_gpu(
+        monkeypatch, lambda job, tool: ChildResult(_ran(job, dot), RACECHECK if tool == "racecheck" else "")
+    )
+    with pytest.raises(KernelDiagnosed) as e:
+        cpp.check("dot", cpp.solution("dot"), gpu=True)
+    assert isinstance(e.value.diagnostic, DataRace) and "line 9 of the source" in str(e.value)
+
+
+def test_a_kernel_that_never_ends_and_a_missing_sanitizer_are_said(monkeypatch):
+    from helpers.check import KernelDiagnosed
+    from helpers.cpp import gpu
+    from helpers.cpp.gpu import ChildResult
+
+    _fake_gpu(
+        monkeypatch,
+        lambda job, tool: ChildResult(None, "", "the kernel had not finished after 120 s and was stopped"),
+    )
+    with pytest.raises(KernelDiagnosed, match="Runaway: the kernel had not finished"):
+        cpp.check("guard", cpp.solution("guard"), gpu=True)
+    _fake_gpu(monkeypatch, lambda job, tool: ChildResult(_ran(job, _guard), ""))
+    monkeypatch.setattr(gpu, "sanitizer", lambda: None)
+    assert "compute-sanitizer was not found" in repr(cpp.check("guard", cpp.solution("guard"), gpu=True))

@@ -63,7 +63,7 @@ def run(job: dict, tool: str | None = None, seconds: float = SECONDS) -> ChildRe
         job_path.write_bytes(pickle.dumps(job))
         cmd = [sys.executable, "-m", "helpers.cpp.driver", str(job_path), str(result_path)]
         if tool:
-            cmd = [sanitizer(), f"--tool={tool}", "--print-limit=4", *cmd]
+            cmd = [sanitizer(), "--tool", tool, "--print-limit", "4", *cmd]
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds, env=env)
         except subprocess.TimeoutExpired:
@@ -99,7 +99,9 @@ def _errors_of(output: str) -> str:
     # an API call's error code (the child reports its own; libraries probe for entry points) is not
     # the kernel's fault: only errors found in the kernel count
     api = ("Program hit", "on CUDA API call", "Target application returned")
-    return "\n\n".join(r for r in records if r.strip() and not any(a in r for a in api))
+    # and only records about the kernel (its file or a thread): a tool's own warning is no verdict
+    ours = [r for r in records if "kernel.cu" in r or "by thread" in r or "thread (" in r]
+    return "\n\n".join(r for r in ours if not any(a in r for a in api))
 
 
 _AT = re.compile(r"kernel\.cu:(\d+)")
