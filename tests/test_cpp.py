@@ -247,3 +247,15 @@ def test_a_kernel_that_never_ends_and_a_missing_sanitizer_are_said(monkeypatch):
     _fake_gpu(monkeypatch, lambda job, tool: ChildResult(_ran(job, _guard), ""))
     monkeypatch.setattr(gpu, "sanitizer", lambda: None)
     assert "compute-sanitizer was not found" in repr(cpp.check("guard", cpp.solution("guard"), gpu=True))
+
+
+def test_headers_of_the_pip_wheels_are_found():
+    """`<cuda_fp16.h>` comes from the pip CUDA wheels' include folders (raw NVRTC has no default path)."""
+    source = r"""
+#include <cuda_fp16.h>
+extern "C" __global__ void __launch_bounds__(128) halve(__half* out, const __half* a) {
+    out[threadIdx.x] = __hmul(a[threadIdx.x], __float2half(0.5f));
+}
+"""
+    k = hcpp.kernel(source)
+    assert [p.spelled() for p in k.built.params] == ["__half* out", "__half* a"]

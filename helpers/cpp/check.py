@@ -176,6 +176,8 @@ def _driver_error(code: str, text: str, res: dict) -> errors.SimulatorError:
             f"the GPU stopped the kernel: {text}. An index went past an array's end (or before its "
             "start): guard it with the size. (compute-sanitizer, where installed, names the line.)"
         )
+    if code == "TOO_MANY_THREADS":
+        return errors.LaunchError(f"{text}: launch fewer threads per block.")
     if code in ("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "CUDA_ERROR_INVALID_VALUE"):
         most = res.get("max_threads")
         return errors.LaunchError(

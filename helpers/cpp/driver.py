@@ -104,6 +104,14 @@ def run_job(job: dict) -> dict:
     fn = Function(cubin, job["name"])
     out: dict = {"arch": arch, "runs": [], "error": None, "max_threads": fn.max_threads}
     for k, run in enumerate(job["runs"]):
+        threads = int(np.prod(_dims(run["block"])))
+        if threads > fn.max_threads:  # registers or __launch_bounds__ allow fewer than 1024
+            text = (
+                f"a block of {threads} threads: this kernel can run at most {fn.max_threads} threads per "
+                "block on this GPU (its registers, or its __launch_bounds__)"
+            )
+            out["error"] = (k, text, "TOO_MANY_THREADS")
+            break
         try:
             held, params = [], []
             for a in run["args"]:

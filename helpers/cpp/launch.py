@@ -73,6 +73,8 @@ class _Launch:
             raise LaunchError(child.why)
         if child.result.get("error"):
             _, text, code = child.result["error"]
+            if code == "TOO_MANY_THREADS":
+                raise LaunchError(f"{text}: launch fewer threads per block.")
             most = child.result.get("max_threads")
             extra = f" (this kernel runs at most {most} threads per block here)" if most else ""
             raise LaunchError(f"the GPU reported {code}: {text}{extra}")
