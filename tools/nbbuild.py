@@ -11,13 +11,9 @@ A source `notebooks/src/NN_name.py` is a percent-format Python file:
     # %% setup                      the standard first code cell (Colab install + helpers.setup())
     # %% [markdown] statement:NAME  `### <title>` + the puzzle's statement, then the lines below it
     # %% kernel:NAME                the puzzle's reference kernel (solutions) or its stub (exercises)
-    # %% cpp:NAME                   the puzzle's CUDA C++ twin (puzzles/cpp/NAME.cu) as a string, and
-                                    its check: the solution (solutions) or its stub (exercises)
-    # %% [markdown] cpp-names       the table of Numba names and their CUDA C++ spellings, then the
-                                    lines below it
-
-Any directive may end with the word `solutions`: that cell is in the solution version only (the
-CUDA C++ spelling of a kernel the exercise asks for, say).
+    # %% cpp:NAME                   the puzzle's CUDA C++ twin (puzzles/cpp/NAME.cu) and its check
+    # %% [markdown] cpp-names       the table of Numba names and their C++ spellings, then the lines below
+A directive ending in the word `solutions` makes a cell of the solution version only.
 
 Every source starts with a title markdown cell (`# Title`) followed by `# %% setup`.
 Two notebooks come out of each: the exercise version (solution blocks cut to
@@ -41,6 +37,7 @@ import nbformat
 from nbformat import v4
 
 from helpers.puzzle import make_stub, strip_markers
+from puzzles import cpp  # the C++ twins: their cells and the name table
 from tools import mutant_kinds, release
 
 # Where notebooks fetch the course and badges open it: [tool.massively-parallel] in pyproject.toml,
@@ -187,9 +184,8 @@ def parse(text: str, filename: str = "<source>") -> list:
         rest = m.group(1).strip()
         words = rest.split()
         current_only = bool(words) and words[-1] == "solutions"
-        if current_only:
-            words = words[:-1]
-            rest = " ".join(words)
+        words = words[:-1] if current_only else words
+        rest = " ".join(words)
         if rest == "":
             current = ("code", "", n)
         elif rest == "setup":
@@ -270,12 +266,9 @@ def render(cells: list, stem: str, solutions: bool, lookup: Callable = None) -> 
         cid = _cell_id(stem, i)
         if c.solutions_only and not solutions:
             continue
-        if c.kind == "cpp-names":
-            nb.cells.append(
-                v4.new_markdown_cell(cpp_names_table() + (f"\n\n{c.text}" if c.text else ""), id=cid)
-            )
-            continue
-        if c.kind == "markdown":
+        if c.kind in ("markdown", "cpp-names"):  # the name table: a markdown cell that starts with it
+            if c.kind == "cpp-names":
+                c = SourceCell("markdown", cpp.names_table() + (f"\n\n{c.text}" if c.text else ""))
             text = c.text + ("\n\n" + _note(stem, solutions) if i == 0 else "")
             nb.cells.append(v4.new_markdown_cell(text, id=cid))
             continue
@@ -290,29 +283,12 @@ def render(cells: list, stem: str, solutions: bool, lookup: Callable = None) -> 
             src = _kernel_source(lookup(c.arg))
             code = strip_markers(src) if solutions else make_stub(src)
         elif c.kind == "cpp":
-            code = cpp_cell(c.arg, solutions)
+            code = cpp.cell(c.arg, solutions)
         else:
             code = strip_markers(c.text) if solutions else make_stub(c.text)
         nb.cells.append(v4.new_code_cell(code.rstrip("\n"), id=cid))
     nbformat.validate(nb)
     return nbformat.writes(nb, version=4) + "\n"
-
-
-def cpp_cell(name: str, solutions: bool) -> str:
-    """A CUDA C++ twin's cell: the source as a raw string (the learner edits it there) and its check,
-    in one cell, so that NVRTC's line numbers are lines of this cell."""
-    from puzzles import cpp
-
-    text = cpp.solution(name) if solutions else cpp.stub(name)
-    var = f"{name}_cpp"
-    return f'from puzzles import cpp\n\n{var} = r"""\n{text.strip(chr(10))}\n"""\ncpp.check("{name}", {var})'
-
-
-def cpp_names_table() -> str:
-    from puzzles import cpp
-
-    rows = "\n".join(f"| {a} | {b} | {note} |" for a, b, note in cpp.NAMES)
-    return "| Numba | CUDA C++ | note |\n|---|---|---|\n" + rows
 
 
 def notebook_paths(root: Path, stem: str) -> tuple:

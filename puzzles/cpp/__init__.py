@@ -25,7 +25,7 @@ _BLOCK = re.compile(
     r"^([ \t]*)" + re.escape(BEGIN) + r"[^\n]*\n(.*?)^[ \t]*" + re.escape(END) + r"[^\n]*\n?", re.M | re.S
 )
 
-__all__ = ["NAMES", "check", "names", "solution", "stub"]
+__all__ = ["NAMES", "cell", "check", "names", "names_table", "solution", "stub"]
 
 # Numba's spelling, CUDA C++'s, and what differs: the table the notebooks show (tools.nbbuild)
 NAMES = (
@@ -105,3 +105,17 @@ def check(
         gpu_present=gpu,
         origin=locate(source),
     )
+
+
+def cell(name: str, solutions: bool) -> str:
+    """A notebook cell (tools.nbbuild's `cpp:NAME`): the twin as a raw string the learner edits, and its
+    check, in one cell, so that NVRTC's line numbers are lines of this cell."""
+    text = (solution(name) if solutions else stub(name)).strip("\n")
+    var = f"{name}_cpp"
+    return f'from puzzles import cpp\n\n{var} = r"""\n{text}\n"""\ncpp.check("{name}", {var})'
+
+
+def names_table() -> str:
+    """NAMES as a markdown table (tools.nbbuild's `cpp-names`)."""
+    rows = "\n".join(f"| {a} | {b} | {note} |" for a, b, note in NAMES)
+    return "| Numba | CUDA C++ | note |\n|---|---|---|\n" + rows
