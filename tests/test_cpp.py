@@ -259,3 +259,17 @@ extern "C" __global__ void __launch_bounds__(128) halve(__half* out, const __hal
 """
     k = hcpp.kernel(source)
     assert [p.spelled() for p in k.built.params] == ["__half* out", "__half* a"]
+
+
+def test_without_nvrtc_a_check_says_so_in_one_line(monkeypatch):
+    from helpers.cpp import nvrtc
+
+    def missing():
+        raise nvrtc.NvrtcMissing("libnvrtc.so.12 not found")
+
+    monkeypatch.setattr(nvrtc, "version", missing)
+    assert repr(cpp.check("map", cpp.solution("map"), gpu=False)).startswith(
+        "Not checked: CUDA C++ needs NVRTC, which cannot be loaded (libnvrtc.so.12 not found)"
+    )
+    with pytest.raises(NotSolvedYet):  # the exercise's stub is still told apart
+        cpp.check("map", cpp.stub("map"), gpu=False)

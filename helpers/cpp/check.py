@@ -36,12 +36,15 @@ class CppResult:
     cases: int  # cases run on the GPU: 0 where there is none
     gpu_arch: str | None  # the GPU's architecture where the kernel ran
     notes: tuple = ()
+    missing: str | None = None  # why nothing was compiled (NVRTC cannot be loaded here)
 
     @property
     def ran(self) -> bool:
         return self.cases > 0
 
     def __repr__(self) -> str:
+        if self.missing:
+            return f"Not checked: {self.missing}"
         compiled = f"NVRTC {nvrtc.version()} compiles `{self.kernel}` for the T4 (sm_75)"
         if not self.ran:
             text = (
@@ -79,6 +82,12 @@ def check(
         raise NotSolvedYet(
             f"{what}: not solved yet. The source is still the stub; fill in the kernel where it says "
             "`// FILL ME IN` and run this cell again."
+        )
+    try:
+        nvrtc.version()
+    except Exception as e:  # noqa: BLE001 - no NVRTC here: one line, as for any optional engine
+        return CppResult(
+            puzzle.name, name, 0, None, missing=f"CUDA C++ needs NVRTC, which cannot be loaded ({e})"
         )
     built = build(source, name, origin, what)
     seed = secrets.randbelow(2**31) if seed is None else int(seed)

@@ -40,8 +40,34 @@ class NvrtcMissing(RuntimeError):
     """NVRTC cannot be loaded on this machine; the message says what to install."""
 
 
+def _preload() -> None:
+    """Load the pip wheel's libnvrtc by its path before cuda.bindings looks for it: its own search
+    reads the interpreter's site-packages and misses a wheel seen through a .pth file or PYTHONPATH;
+    a library already loaded is found whatever the search."""
+    if _loaded:
+        return
+    _loaded.append(True)
+    try:
+        import ctypes
+
+        import cuda.bindings
+        import nvidia
+
+        major = cuda.bindings.__version__.split(".")[0]
+        for root in map(Path, nvidia.__path__):
+            for lib in sorted(root.glob(f"*/lib/libnvrtc.so.{major}*")):
+                ctypes.CDLL(str(lib), mode=ctypes.RTLD_GLOBAL)
+                return
+    except Exception:  # noqa: BLE001 - then cuda.bindings' own search decides, and says why
+        return
+
+
+_loaded: list = []
+
+
 def version() -> str:
     """NVRTC's version, e.g. "12.9"."""
+    _preload()
     from cuda.bindings import nvrtc
 
     _, major, minor = nvrtc.nvrtcVersion()
@@ -84,6 +110,7 @@ def _compile(source: str, arch: str) -> Compiled:
             "CUDA C++ needs NVRTC from Python (the package cuda-bindings, which numba-cuda[cu12] "
             f"installs): {e}. Install it with `pip install 'numba-cuda[cu12]'`."
         ) from None
+    _preload()
     options = [f"--gpu-architecture={arch}", "-lineinfo", "-std=c++17"]
     options += [f"-I{d}" for d in include_dirs()]
     try:
