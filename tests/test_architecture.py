@@ -45,8 +45,10 @@ LAYERS = [
     ("helpers.timing", 5),  # GPU timing library
     ("helpers.tuning", 5),  # knobs searched on the GPU at hand, winners cached per device
     ("helpers.dist", 5),  # many ranks: the Comm API, in-process checker, MPI and NCCL engines, launcher
+    ("helpers.cpp", 5),  # CUDA C++: NVRTC compile, the driver in a child process, a puzzle's verdict
     ("puzzles", 6),  # exercise modules
     ("=puzzles", 7),  # the facade: check, show, hint, get, names
+    ("=puzzles.cpp", 7),  # the C++ twins' facade: cpp.check(name, source), by puzzle name
     ("=helpers", 7),  # helpers.setup / use / banner
 ]
 COURSE = ("helpers", "puzzles")  # what the wheel ships; tools/ is not in it

@@ -231,3 +231,34 @@ def test_runtime_requirements_are_part_of_requirements():
             line = line.split("#")[0].strip()
             if line and not line.startswith("-"):
                 assert "==" in line, f"{f}: {line} is not pinned exactly"
+
+
+def test_solution_only_cells_and_cpp_twins():
+    """`solutions` after a directive keeps the cell out of the exercise version; `cpp:NAME` is the C++
+    twin with its check (stub in the exercise, solution in the solution version); `cpp-names` the
+    table of Numba names and their C++ spellings."""
+    source = (
+        "# %% [markdown]\n# # T\n\n# %% setup\n\n# %% [markdown] solutions\n# Only there.\n\n"
+        "# %% solutions\nx = 1\n\n# %% [markdown] cpp-names\n# After the table.\n\n# %% cpp:map\n\n"
+        "# %% cpp:ch02_vecadd solutions\n"
+    )
+    cells = nbbuild.parse(source, "src.py")
+    learner = nbformat.reads(nbbuild.render(cells, "t", solutions=False), as_version=4)
+    solution = nbformat.reads(nbbuild.render(cells, "t", solutions=True), as_version=4)
+    assert len(solution.cells) == len(learner.cells) + 3
+    table = learner.cells[2].source
+    assert (
+        "`__syncthreads();`" in table
+        and "`atomicAdd(&out[0], v)`" in table
+        and table.endswith("After the table.")
+    )
+    assert (
+        "// FILL ME IN" in learner.cells[3].source and 'cpp.check("map", map_cpp)' in learner.cells[3].source
+    )
+    assert (
+        "out[i] = a[i] + 10.0f;" in solution.cells[5].source
+        and "BEGIN SOLUTION" not in solution.cells[5].source
+    )
+    assert 'cpp.check("ch02_vecadd", ch02_vecadd_cpp)' in solution.cells[6].source
+    with pytest.raises(nbbuild.FormatError, match="cpp: needs a puzzle name"):
+        nbbuild.parse("# %% [markdown]\n# # T\n# %% setup\n# %% cpp:\n", "src.py")

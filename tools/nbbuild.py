@@ -11,6 +11,9 @@ A source `notebooks/src/NN_name.py` is a percent-format Python file:
     # %% setup                      the standard first code cell (Colab install + helpers.setup())
     # %% [markdown] statement:NAME  `### <title>` + the puzzle's statement, then the lines below it
     # %% kernel:NAME                the puzzle's reference kernel (solutions) or its stub (exercises)
+    # %% cpp:NAME                   the puzzle's CUDA C++ twin (puzzles/cpp/NAME.cu) and its check
+    # %% [markdown] cpp-names       the table of Numba names and their C++ spellings, then the lines below
+A directive ending in the word `solutions` makes a cell of the solution version only.
 
 Every source starts with a title markdown cell (`# Title`) followed by `# %% setup`.
 Two notebooks come out of each: the exercise version (solution blocks cut to
@@ -34,6 +37,7 @@ import nbformat
 from nbformat import v4
 
 from helpers.puzzle import make_stub, strip_markers
+from puzzles import cpp  # the C++ twins: their cells and the name table
 from tools import mutant_kinds, release
 
 # Where notebooks fetch the course and badges open it: [tool.massively-parallel] in pyproject.toml,
@@ -122,10 +126,11 @@ class FormatError(ValueError):
 
 @dataclass
 class SourceCell:
-    kind: str  # "markdown" | "code" | "setup" | "statement" | "kernel"
+    kind: str  # "markdown" | "code" | "setup" | "statement" | "kernel" | "cpp" | "cpp-names"
     text: str  # markdown text or code, as written in the source
-    arg: str = ""  # the puzzle name for "statement" / "kernel"
+    arg: str = ""  # the puzzle name for "statement" / "kernel" / "cpp"
     line: int = 0  # 1-based line of the directive
+    solutions_only: bool = False  # the directive ended with `solutions`
 
 
 _DIRECTIVE = re.compile(r"^# %%(.*)$")
@@ -135,13 +140,15 @@ def parse(text: str, filename: str = "<source>") -> list:
     """Split a source into `SourceCell`s; empty plain code cells are dropped."""
     cells: list = []
     current = None
+    current_only = False
     body: list = []
 
     def close():
         if current is None:
             return
         kind, arg, line = current
-        if kind in ("markdown", "statement"):
+        only = bool(current_only)
+        if kind in ("markdown", "statement", "cpp-names"):
             out = []
             for i, raw in enumerate(body):
                 s = raw.rstrip()
@@ -154,16 +161,16 @@ def parse(text: str, filename: str = "<source>") -> list:
                         f"{filename}:{line + 1 + i}: markdown lines must be comments "
                         f"('# text' or '#'), got {s!r}"
                     )
-            cells.append(SourceCell(kind, "\n".join(out).strip("\n"), arg, line))
+            cells.append(SourceCell(kind, "\n".join(out).strip("\n"), arg, line, only))
         else:
             code = "\n".join(body).strip("\n")
-            if kind in ("setup", "kernel") and code.strip():
+            if kind in ("setup", "kernel", "cpp") and code.strip():
                 raise FormatError(
                     f"{filename}:{line}: '# %% {kind}' cells are generated; "
                     "put code in a separate '# %%' cell"
                 )
             if kind != "code" or code.strip():
-                cells.append(SourceCell(kind, code, arg, line))
+                cells.append(SourceCell(kind, code, arg, line, only))
 
     for n, raw in enumerate(text.splitlines(), 1):
         m = _DIRECTIVE.match(raw)
@@ -176,6 +183,9 @@ def parse(text: str, filename: str = "<source>") -> list:
         body = []
         rest = m.group(1).strip()
         words = rest.split()
+        current_only = bool(words) and words[-1] == "solutions"
+        words = words[:-1] if current_only else words
+        rest = " ".join(words)
         if rest == "":
             current = ("code", "", n)
         elif rest == "setup":
@@ -186,9 +196,13 @@ def parse(text: str, filename: str = "<source>") -> list:
             current = ("statement", words[1][len("statement:") :], n)
         elif len(words) == 1 and words[0].startswith("kernel:"):
             current = ("kernel", words[0][len("kernel:") :], n)
+        elif len(words) == 1 and words[0].startswith("cpp:"):
+            current = ("cpp", words[0][len("cpp:") :], n)
+        elif words == ["[markdown]", "cpp-names"]:
+            current = ("cpp-names", "", n)
         else:
             raise FormatError(f"{filename}:{n}: unknown cell directive {raw!r}")
-        if current[0] in ("statement", "kernel") and not current[1]:
+        if current[0] in ("statement", "kernel", "cpp") and not current[1]:
             raise FormatError(f"{filename}:{n}: {current[0]}: needs a puzzle name")
     close()
 
@@ -256,7 +270,11 @@ def render(cells: list, stem: str, solutions: bool, lookup: Callable = None) -> 
     }
     for i, c in enumerate(cells):
         cid = _cell_id(stem, i)
-        if c.kind == "markdown":
+        if c.solutions_only and not solutions:
+            continue
+        if c.kind in ("markdown", "cpp-names"):  # the name table: a markdown cell that starts with it
+            if c.kind == "cpp-names":
+                c = SourceCell("markdown", cpp.names_table() + (f"\n\n{c.text}" if c.text else ""))
             text = c.text + ("\n\n" + _note(stem, solutions) if i == 0 else "")
             nb.cells.append(v4.new_markdown_cell(text, id=cid))
             continue
@@ -270,6 +288,8 @@ def render(cells: list, stem: str, solutions: bool, lookup: Callable = None) -> 
         elif c.kind == "kernel":
             src = _kernel_source(lookup(c.arg))
             code = strip_markers(src) if solutions else make_stub(src)
+        elif c.kind == "cpp":
+            code = cpp.cell(c.arg, solutions)
         else:
             code = strip_markers(c.text) if solutions else make_stub(c.text)
         nb.cells.append(v4.new_code_cell(code.rstrip("\n"), id=cid))

@@ -57,6 +57,18 @@ puzzles.show("ch02_vecadd", vecadd_kernel)
 # %%
 puzzles.check("ch02_vecadd", vecadd_kernel)
 
+# %% [markdown] solutions
+# ### The same kernel in CUDA C++
+#
+# The solution above, spelled in CUDA C++ and checked on the same cases against the same spec
+# (compiled for the T4 with NVRTC; run where there is a GPU).
+# The grid, the guard and the one element per thread are the same; C++ writes every type out and has
+# no `cuda.` prefix.
+
+# %% [markdown] cpp-names solutions
+
+# %% cpp:ch02_vecadd solutions
+
 # %% [markdown]
 # ## Exercise: a grid-stride loop
 #

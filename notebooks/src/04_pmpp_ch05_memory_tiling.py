@@ -47,6 +47,18 @@ puzzles.show("ch05_matmul_tiled", tiled_matmul_kernel, view="counts", case=1)
 # %%
 puzzles.check("ch05_matmul_tiled", tiled_matmul_kernel)
 
+# %% [markdown] solutions
+# ### The same kernel in CUDA C++
+#
+# The solution above, spelled in CUDA C++ and checked on the same cases against the same spec
+# (compiled for the T4 with NVRTC; run where there is a GPU).
+# The tiles are `__shared__` arrays and the barriers `__syncthreads()`. The matrices arrive as flat
+# pointers, so `m[row, k]` is `m[row * inner + k]` and `n[k, col]` is `n[k * cols + col]`.
+
+# %% [markdown] cpp-names solutions
+
+# %% cpp:ch05_matmul_tiled solutions
+
 # %% [markdown]
 # The naive kernel computes the right numbers, and is turned down for its global reads:
 

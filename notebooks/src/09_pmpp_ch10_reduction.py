@@ -195,6 +195,19 @@ puzzles.show("ch10_reduce_shuffle", reduce_shuffle, view="counts")
 # %%
 puzzles.check("ch10_reduce_shuffle", reduce_shuffle)
 
+# %% [markdown] solutions
+# ### The same kernel in CUDA C++
+#
+# The solution above, spelled in CUDA C++ and checked on the same cases against the same spec
+# (compiled for the T4 with NVRTC; run where there is a GPU).
+# `cuda.shfl_down_sync` is `__shfl_down_sync` and `cuda.atomic.add(out, 0, acc)` is
+# `atomicAdd(&out[0], acc)`. Writing the types out shows something Numba hid: this exercise's cases
+# hand `out` over as float64, so the C++ parameter is `double*`.
+
+# %% [markdown] cpp-names solutions
+
+# %% cpp:ch10_reduce_shuffle solutions
+
 # %% [markdown]
 # ## Measure it
 #

@@ -56,6 +56,18 @@ puzzles.show("ch11_kogge_stone", kogge_stone_scan)
 # %%
 puzzles.check("ch11_kogge_stone", kogge_stone_scan)
 
+# %% [markdown] solutions
+# ### The same kernel in CUDA C++
+#
+# The solution above, spelled in CUDA C++ and checked on the same cases against the same spec
+# (compiled for the T4 with NVRTC; run where there is a GPU).
+# One difference of the languages shows: in C++ the temporary `tmp` must be declared where every
+# thread sees it, while Numba lets a variable appear under an `if`.
+
+# %% [markdown] cpp-names solutions
+
+# %% cpp:ch11_kogge_stone solutions
+
 # %% [markdown]
 # Drop the temporary and the second barrier, `xy[t] += xy[t - stride]`, and thread `t` may read a
 # value that thread `t - stride` already updated in this step. Within one warp of a real GPU it

@@ -195,6 +195,19 @@ puzzles.show("llm1_softmax_warp", softmax_warp, view="coalescing", case=4)
 # %%
 puzzles.check("llm1_softmax_warp", softmax_warp)
 
+# %% [markdown] solutions
+# ### The same kernel in CUDA C++
+#
+# The solution above, spelled in CUDA C++ and checked on the same cases against the same spec
+# (compiled for the T4 with NVRTC; run where there is a GPU).
+# `math.exp` on a float32 is `expf`, `max` is `fmaxf`, `cuda.shfl_xor_sync` is `__shfl_xor_sync`.
+# Minus infinity is spelled by its bits, `__int_as_float(0xff800000)`: NVRTC has no `<cmath>` to
+# give `-INFINITY`.
+
+# %% [markdown] cpp-names solutions
+
+# %% cpp:llm1_softmax_warp solutions
+
 # %% [markdown]
 # ## The online softmax
 #

@@ -256,6 +256,19 @@ puzzles.show("llm3_attn_flash", attn_flash)
 # %%
 puzzles.check("llm3_attn_flash", attn_flash)
 
+# %% [markdown] solutions
+# ### The same kernel in CUDA C++
+#
+# The solution above, spelled in CUDA C++ and checked on the same cases against the same spec
+# (compiled for the T4 with NVRTC; run where there is a GPU).
+# A pointer has no shape: `q.shape[1]` and `q.shape[2]` become the parameters `q_dim1` and `q_dim2`
+# (the checker passes axis K of an array to a parameter named `ARRAY_dimK`). The local arrays are
+# plain C arrays, and `causal` a `bool`.
+
+# %% [markdown] cpp-names solutions
+
+# %% cpp:llm3_attn_flash solutions
+
 # %% [markdown]
 # The barrier before loading is the one people drop: "the tile was loaded, synchronised, and used;
 # why wait again?" Because a fast thread starts overwriting `kt` with the next tile while a slow one
