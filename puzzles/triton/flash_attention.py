@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from puzzles.llm.attention.common import _qkv
 from puzzles.llm.attention.flash import ATTN_FLASH as TWIN
 from puzzles.llm.attention.flash import attn_flash as numba_kernel  # noqa: F401
 from puzzles.triton.lang import jit, launch, tl
@@ -67,7 +70,16 @@ def run(kernel, torch, args: dict, device: str, br: int = BR, bc: int = BC) -> d
 
 
 def cases(rng) -> list[dict]:
-    return [c.args for c in TWIN.cases(rng)]
+    """The twin's cases (T up to about 24), then two spanning three or more of Triton's 16-key tiles,
+    one with the large logits: a maximum that grows tile after tile must rescale what came before."""
+    out = [c.args for c in TWIN.cases(rng)]
+    for t, d, causal, big in (
+        (int(rng.integers(40, 64)), int(rng.integers(9, 17)), 1, False),
+        (50, 8, 0, True),
+    ):
+        q, k, v = _qkv(rng, 2, t, d, big)
+        out.append(dict(out=np.zeros_like(q), q=q, k=k, v=v, causal=causal))
+    return out
 
 
 REFERENCE = flash_kernel
