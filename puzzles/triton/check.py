@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from helpers.check import CompileRejected, InputModified, NotSolvedYet, WrongAnswer
+from helpers.check import CompileRejected, InputModified, NotSolvedYet, WrongAnswer, expect_failure
 from helpers.compare import compare
 from helpers.source import is_stub
 from puzzles.triton import flash_attention, lang, layernorm, matmul, softmax, vector_add
@@ -148,4 +148,29 @@ def check(name: str, kernel, seed: int | None = None) -> TritonResult | None:
                         f"{diff}\n{again}"
                     )
     where = "compiled by Triton on the GPU" if lang.mode() == "gpu" else "Triton's interpreter, on the CPU"
+    _PASSED.add(name)
     return TritonResult(name, len(cases), where, twin.name)
+
+
+_PASSED: set = set()
+
+
+def expect(exc: type, name: str, kernel, seed: int = 0):
+    """A known-wrong kernel shown being caught (helpers.check.expect_failure); one line where Triton
+    cannot run (the check would not run, so nothing could fail)."""
+    if lang.why_not():
+        print(f"{name}: not run (Triton unavailable).")
+        return None
+    return expect_failure(exc, check, name, kernel, seed=seed)
+
+
+def summary() -> None:
+    """The Triton kernels that passed their check in this session."""
+    if lang.why_not():
+        print(f"Triton: no kernel checked here ({lang.why_not()})")
+        return
+    done = [n for n in OPS if n in _PASSED]
+    print(
+        f"Triton: {len(done)} of {len(OPS)} kernels passed their check ({lang.mode()}): "
+        + (", ".join(done) or "-")
+    )

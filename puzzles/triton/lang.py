@@ -147,6 +147,30 @@ def jit(fn) -> Kernel:
     return Kernel(fn)
 
 
+class _StandIn:
+    """`triton` and `tl` in a notebook where Triton cannot run: `@triton.jit` still defines the kernel
+    (a Kernel whose launch raises why_not()'s line) and `tl.constexpr` still reads, so every cell
+    runs and the checks say in one line that they were skipped."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def jit(self, fn=None, **options):
+        return Kernel(fn) if fn is not None else Kernel
+
+    def __getattr__(self, name):
+        return _StandIn(f"{self._name}.{name}")
+
+
+def modules():
+    """(triton, triton.language) where Triton can run (TRITON_INTERPRET=1 set first on a CPU), else
+    stand-ins that let the cells define kernels."""
+    if why_not():
+        return _StandIn("triton"), _StandIn("triton.language")
+    triton, tl, _ = load()
+    return triton, tl
+
+
 def python_function(kernel):
     """The Python function behind a Triton kernel (ours, Triton's JITFunction or its interpreter's)."""
     fn = kernel
