@@ -26,7 +26,10 @@ def why_not() -> str | None:
         import triton_viz  # noqa: F401
     except Exception as e:  # ImportError, or triton-viz built against another Triton
         first = str(e).splitlines()[0] if str(e) else ""
-        return f"triton-viz cannot be imported ({type(e).__name__}: {first}): the sanitizer is skipped (pip install triton-viz; version 3.0 imports with triton 3.6)."
+        return (
+            f"triton-viz cannot be imported ({type(e).__name__}: {first}): the sanitizer is skipped "
+            "(pip install triton-viz; version 3.0 imports with triton 3.6)."
+        )
     return None
 
 
