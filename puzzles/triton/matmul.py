@@ -30,14 +30,10 @@ def matmul_kernel(
     ### BEGIN SOLUTION
     for k0 in range(0, inner, BK):
         k = k0 + kk
-        a = tl.load(
-            m_ptr + r[:, None] * inner + k[None, :],
-            mask=(r[:, None] < rows) & (k[None, :] < inner),
-            other=0.0,
-        )
-        b = tl.load(
-            n_ptr + k[:, None] * cols + c[None, :], mask=(k[:, None] < inner) & (c[None, :] < cols), other=0.0
-        )
+        a_mask = (r[:, None] < rows) & (k[None, :] < inner)
+        b_mask = (k[:, None] < inner) & (c[None, :] < cols)
+        a = tl.load(m_ptr + r[:, None] * inner + k[None, :], mask=a_mask, other=0.0)
+        b = tl.load(n_ptr + k[:, None] * cols + c[None, :], mask=b_mask, other=0.0)
         acc += tl.dot(a, b, input_precision="ieee")
     ### END SOLUTION
     tl.store(p_ptr + r[:, None] * cols + c[None, :], acc, mask=(r[:, None] < rows) & (c[None, :] < cols))

@@ -73,11 +73,14 @@ def traced_kernel(traced, base):
 
 
 def _message(report: str, name: str) -> str:
-    line = re.search(r"→\s*(\d+)\s*│\s*(.*)", report)
+    code = re.search(r"File:.*:(\d+)\s*\n(?:.*\n)*?\s*Code:\s*(.*)", report)
+    line = code or re.search(r"→\s*(\d+)\s*│\s*(.*)", report)
+    op = re.search(r"Symbolic Expression Tree\W*\n\s*(load|store)", report)
     arg = re.search(r"arg:\s*(\w+)", report)
     rng = re.search(r"valid_range:\s*\[0x([0-9a-f]+),\s*0x([0-9a-f]+)\)", report)
     addr = re.search(r"Violation address:\s*0x([0-9a-f]+)", report)
-    where = f"line {line.group(1)}: `{line.group(2).strip()}`" if line else "a load or store"
+    what = f"a {op.group(1)}" if op else "a load or store"
+    where = f"{what} on line {line.group(1)} of its cell or file: `{line.group(2).strip()}`" if line else what
     past = ""
     if rng and addr:
         end, a = int(rng.group(2), 16), int(addr.group(1), 16)
@@ -88,6 +91,6 @@ def _message(report: str, name: str) -> str:
         )
     tensor = f"the tensor `{arg.group(1)}`{past}" if arg else "no tensor's memory"
     return (
-        f"triton-viz's sanitizer: `{name}` accessed memory outside {tensor} at {where}. A GPU would read "
+        f"triton-viz's sanitizer: `{name}` accessed memory outside {tensor}, in {where}. A GPU would read "
         "garbage or fault there. Mask the access (`mask=offsets < n` on tl.load and tl.store)."
     )

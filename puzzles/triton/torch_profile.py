@@ -28,15 +28,16 @@ from puzzles.triton import lang
 
 
 def skip_reason() -> str | None:
-    why = timing.skip_reason() or lang.why_not()
+    """None on a GPU with Triton and PyTorch; else one line saying why this section cannot run."""
+    why = lang.why_not()
     if why:
         return why
     if lang.mode() != "gpu":
         return (
             "PyTorch sees no CUDA GPU: the profiler and torch.compile section needs one (on a CPU, "
-            "torch.compile writes C++ kernels, not Triton)."
+            "torch.compile writes C++ kernels, not Triton, and there are no GPU kernels to profile)."
         )
-    return None
+    return timing.skip_reason()
 
 
 def _torch():
