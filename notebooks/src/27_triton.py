@@ -33,7 +33,16 @@ import puzzles
 from helpers import timing
 from helpers.check import WrongAnswer, expect_failure
 from puzzles.triton import check as tri
-from puzzles.triton import flash_attention, lang, layernorm, matmul, sanitize, vector_add
+from puzzles.triton import (
+    bench,
+    flash_attention,
+    lang,
+    layernorm,
+    matmul,
+    sanitize,
+    torch_profile,
+    vector_add,
+)
 from puzzles.triton.show import beside
 
 # Triton itself where it can run (on a CPU the course sets TRITON_INTERPRET=1 first); otherwise
@@ -272,15 +281,8 @@ else:
 # number means anything.
 
 # %%
-from puzzles.triton import bench  # noqa: E402
-
-why = (
-    timing.skip_reason()
-    or lang.why_not()
-    or (None if lang.mode() == "gpu" else "Triton runs in its interpreter here.")
-)
-if why:
-    print(f"Timing skipped: {why}")
+if bench.skip_reason():
+    print(bench.skip_reason())
 else:
     ours, theirs = bench.agreement()
     print(f"helpers.timing: {ours * 1e6:.1f} us, triton.testing.do_bench: {theirs * 1e6:.1f} us")
@@ -299,8 +301,6 @@ else:
 # (On a CPU, `torch.compile` writes C++ kernels, not Triton; this section needs a GPU.)
 
 # %%
-from puzzles.triton import torch_profile  # noqa: E402
-
 if torch_profile.skip_reason():
     print(torch_profile.skip_reason())
 else:

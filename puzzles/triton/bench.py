@@ -24,6 +24,15 @@ from puzzles.triton import flash_attention, lang, layernorm, matmul, softmax, ve
 AGREE = 1.15  # helpers.timing and do_bench within 15% of each other on a quiet GPU
 
 
+def skip_reason() -> str | None:
+    """None where the table can be measured (a GPU, Triton compiling for it, PyTorch); else one line."""
+    if lang.why_not():
+        return f"Timing skipped ({lang.short_why()})."
+    if lang.mode() != "gpu":
+        return "Timing skipped: Triton runs in its interpreter here (no GPU)."
+    return timing.skip_reason()
+
+
 def _need():
     why = timing.skip_reason() or lang.why_not()
     if why or lang.mode() != "gpu":

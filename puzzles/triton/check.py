@@ -110,7 +110,7 @@ def check(name: str, kernel, seed: int | None = None) -> TritonResult | None:
         )
     why = lang.why_not()
     if why:
-        print(f"{name}: not run ({why})")
+        print(f"{name}: not run ({lang.short_why()}).")
         return None
     _, _, torch = lang.load()
     seed = secrets.randbelow(2**31) if seed is None else int(seed)
@@ -159,7 +159,7 @@ def expect(exc: type, name: str, kernel, seed: int = 0):
     """A known-wrong kernel shown being caught (helpers.check.expect_failure); one line where Triton
     cannot run (the check would not run, so nothing could fail)."""
     if lang.why_not():
-        print(f"{name}: not run (Triton unavailable).")
+        print(f"{name}: not run ({lang.short_why()}).")
         return None
     return expect_failure(exc, check, name, kernel, seed=seed)
 
@@ -167,7 +167,7 @@ def expect(exc: type, name: str, kernel, seed: int = 0):
 def summary() -> None:
     """The Triton kernels that passed their check in this session."""
     if lang.why_not():
-        print(f"Triton: no kernel checked here ({lang.why_not()})")
+        print(f"Triton: no kernel checked here ({lang.short_why()}).")
         return
     done = [n for n in OPS if n in _PASSED]
     print(

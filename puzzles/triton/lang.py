@@ -80,6 +80,13 @@ def why_not() -> str | None:
     return _STATE.get("why")
 
 
+def short_why() -> str | None:
+    """why_not()'s line up to its first colon ("PyTorch is not installed"), for the cells after the
+    first: the notebook says the whole reason once."""
+    why = why_not()
+    return why.split(":")[0] if why else None
+
+
 def load():
     """(triton, tl, torch): raises RuntimeError with why_not()'s line where Triton cannot run."""
     why = why_not()

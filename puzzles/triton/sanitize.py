@@ -19,9 +19,8 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def why_not() -> str | None:
-    why = lang.why_not()
-    if why:
-        return why
+    if lang.why_not():
+        return f"Sanitizer not run ({lang.short_why()})."
     try:
         import triton_viz  # noqa: F401
     except Exception as e:  # ImportError, or triton-viz built against another Triton

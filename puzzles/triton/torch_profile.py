@@ -29,9 +29,8 @@ from puzzles.triton import lang
 
 def skip_reason() -> str | None:
     """None on a GPU with Triton and PyTorch; else one line saying why this section cannot run."""
-    why = lang.why_not()
-    if why:
-        return why
+    if lang.why_not():
+        return f"Profiler and torch.compile section not run ({lang.short_why()})."
     if lang.mode() != "gpu":
         return (
             "PyTorch sees no CUDA GPU: the profiler and torch.compile section needs one (on a CPU, "
