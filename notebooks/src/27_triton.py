@@ -32,7 +32,6 @@ import numpy as np
 import puzzles
 from helpers import timing
 from helpers.check import WrongAnswer, expect_failure
-from puzzles.triton import check as tri
 from puzzles.triton import (
     bench,
     flash_attention,
@@ -43,6 +42,7 @@ from puzzles.triton import (
     torch_profile,
     vector_add,
 )
+from puzzles.triton import check as tri
 from puzzles.triton.show import beside
 
 # Triton itself where it can run (on a CPU the course sets TRITON_INTERPRET=1 first); otherwise
