@@ -69,8 +69,10 @@ def agreement(n: int = 1 << 26) -> tuple[float, float]:
 
 def _cpp(op: str, arrays: dict):
     """The CUDA C++ row where helper cpp's module offers one; else None (the reason printed once)."""
-    try:
-        from helpers import cpp  # noqa: F401  (merged from another branch; may be absent)
+    import importlib
+
+    try:  # helper cpp's module, merged from another branch; its layer is set there, not guessed here
+        cpp = importlib.import_module("helpers.cpp")
     except ImportError:
         _say_once("CUDA C++ column: helpers.cpp is not in this checkout.")
         return None
