@@ -158,3 +158,26 @@ def test_the_sanitizer_exit_becomes_a_message():
     ):
         sanitize.sanitize(add_unmasked, (2,), out, a, b, 100, BLOCK=64)
     sanitize.sanitize(check.OPS["triton_vector_add"].REFERENCE, (2,), out, a, b, 100, BLOCK=64)
+
+
+def test_the_profile_timeline_takes_each_block_s_kernels_from_its_last_forward(tmp_path):
+    """On synthetic profiler events (no GPU here): a kernel belongs to the block range that started
+    last before it; the picture draws one lane per block."""
+    from types import SimpleNamespace as N
+
+    from puzzles.triton import torch_profile
+
+    def ev(name, start, end, device="DeviceType.CPU"):
+        return N(name=name, time_range=N(start=start, end=end), device_type=device)
+
+    events = [ev("Numba block", 0, 5), ev("torch block", 100, 105), ev("Numba block", 200, 205)]
+    events += [ev("torch block", 300, 305), ev("old", 10, 20, "DeviceType.CUDA")]
+    events += [ev(f"k{i}", 210 + 10 * i, 218 + 10 * i, "DeviceType.CUDA") for i in range(3)]
+    events += [ev("sgemm", 310, 340, "DeviceType.CUDA")]
+    lanes = torch_profile.last_forward_kernels(N(events=lambda: events))
+    assert lanes == {
+        "Numba block": [("k0", 0, 8), ("k1", 10, 18), ("k2", 20, 28)],
+        "torch block": [("sgemm", 0, 30)],
+    }
+    torch_profile.timeline(lanes, tmp_path / "t.png")
+    assert (tmp_path / "t.png").stat().st_size > 1000

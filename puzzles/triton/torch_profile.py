@@ -152,35 +152,31 @@ def profile_blocks(B=4, T=256, C=768, NH=12, reps=3):
             with record_function("torch block"):
                 torch_block(x, tp, NH)
             torch.cuda.synchronize()
-    table = prof.key_averages().table(sort_by="cuda_time_total", row_limit=18, max_name_column_width=48)
+    table = prof.key_averages().table(sort_by="device_time_total", row_limit=18, max_name_column_width=48)
     return table, last_forward_kernels(prof), prof
 
 
 def last_forward_kernels(prof) -> dict:
     """The GPU kernels of the last forward of each block: {block: [(kernel name, start, end)]} in us
-    from that forward's first kernel. A kernel belongs to the block whose range encloses its launch."""
+    from that forward's first kernel. The blocks ran one after the other with a synchronisation in
+    between, so a kernel belongs to the block whose range started last before it."""
     events = list(prof.events())
-    ranges = {b: [e for e in events if e.name == b] for b in ("Numba block", "torch block")}
-    kernels = [
-        e for e in events if getattr(e, "device_type", None) is not None and "CUDA" in str(e.device_type)
-    ]
+    marks = sorted(
+        (e for e in events if e.name in ("Numba block", "torch block")), key=lambda e: e.time_range.start
+    )
+    kernels = [e for e in events if "CUDA" in str(getattr(e, "device_type", ""))]
     out = {}
-    for b, rs in ranges.items():
-        if not rs:
+    for block in ("Numba block", "torch block"):
+        idx = [i for i, e in enumerate(marks) if e.name == block]
+        if not idx:
             continue
-        r = rs[-1]
-        mine = [k for k in kernels if _launched_in(k, r)]
-        if not mine:
-            continue
-        t0 = min(k.time_range.start for k in mine)
-        out[b] = [(k.name, k.time_range.start - t0, k.time_range.end - t0) for k in mine]
+        lo = marks[idx[-1]].time_range.start
+        hi = marks[idx[-1] + 1].time_range.start if idx[-1] + 1 < len(marks) else float("inf")
+        mine = sorted((k for k in kernels if lo <= k.time_range.start < hi), key=lambda k: k.time_range.start)
+        if mine:
+            t0 = mine[0].time_range.start
+            out[block] = [(k.name, k.time_range.start - t0, k.time_range.end - t0) for k in mine]
     return out
-
-
-def _launched_in(kernel, cpu_range) -> bool:
-    launcher = getattr(kernel, "cpu_parent", None) or getattr(kernel, "launch_event", None)
-    t = launcher.time_range.start if launcher is not None else kernel.time_range.start
-    return cpu_range.time_range.start <= t <= cpu_range.time_range.end
 
 
 def timeline(intervals: dict, path=None, title="One forward of the GPT-2 block: GPU kernels"):
@@ -189,11 +185,14 @@ def timeline(intervals: dict, path=None, title="One forward of the GPT-2 block: 
 
     fig, ax = plt.subplots(figsize=(11, 1.2 + 0.9 * len(intervals)))
     colors = plt.get_cmap("tab20").colors
+    xmax = max(k[2] for ks in intervals.values() for k in ks)
+    chars_per_us = 11 * 0.8 * 72 / 6.5 / xmax  # a 7-point character is about 6.5 points wide
     for lane, ks in enumerate(intervals.values()):
         for i, (name, s, e) in enumerate(ks):
             ax.barh(lane, e - s, left=s, height=0.6, color=colors[i % len(colors)], edgecolor="black", lw=0.3)
-            if e - s > 0.06 * max(k[2] for k in ks):
-                ax.text((s + e) / 2, lane, _short(name), ha="center", va="center", fontsize=7, rotation=0)
+            fit = int((e - s) * chars_per_us)
+            if fit >= 4:  # a label only where it fits inside its bar
+                ax.text((s + e) / 2, lane, _short(name)[:fit], ha="center", va="center", fontsize=7)
         ax.text(ks[-1][2], lane, f"  {ks[-1][2]:.0f} us, {len(ks)} kernels", va="center", fontsize=8)
     ax.set_yticks(range(len(intervals)), list(intervals))
     ax.set_xlabel("time from the forward's first kernel (us)")
@@ -205,7 +204,7 @@ def timeline(intervals: dict, path=None, title="One forward of the GPT-2 block: 
 
 
 def _short(name: str) -> str:
-    name = re.sub(r"\(.*", "", name)  # C++ signatures
+    name = re.sub(r"[\[(].*", "", name)  # C++ signatures, Numba's [abi:...] tags
     name = name.replace("cudapy::", "").split("::")[-1]
     return name[:18]
 
