@@ -8,9 +8,11 @@ each checked against the NumPy spec of its Numba twin on that twin's cases (awkw
     layernorm.py        the residual add fused with LayerNorm, one program per row (mean, rstd saved)
     flash_attention.py  FlashAttention forward: Q tile held, K/V tiles streamed, online softmax
     check.py            check(name, kernel): the twin's cases, the spec, the course's verdicts
+    show.py             beside(numba_kernel, triton_kernel): two sources side by side
+    sanitize.py         triton-viz's sanitizer where it imports, its sys.exit turned into a message
     bench.py            GPU only: Numba, Triton and torch timed in one table (CUDA C++ where present)
-    profile.py          GPU only: torch.profiler over the GPT-2 block with Numba kernels inside;
-                        torch.compile's generated Triton kernel beside the course's fused one
+    torch_profile.py    GPU only: torch.profiler over the GPT-2 block with Numba kernels inside;
+                        torch.compile's generated Triton kernels beside the course's fused ones
 
 Nothing here imports Triton or PyTorch when the package is imported (`lang` does it on first use),
 so the puzzle registry, which imports every module of `puzzles/`, stays fast where they are absent.
