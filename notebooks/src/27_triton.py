@@ -312,9 +312,8 @@ else:
 if not torch_profile.skip_reason():
     rows, kernels = torch_profile.fused_comparison()
     print(timing.table(rows))
-    for name, src in kernels.items():
-        if "layer_norm" in name or "gelu" in name:
-            print(f"--- {name}, written by torch.compile ---\n{src}\n")
+    for name, src in kernels.items():  # Inductor names each kernel after the ops it fused
+        print(f"--- {name}, written by torch.compile ---\n{src}\n")
 
 # %% [markdown]
 # ## What you proved
