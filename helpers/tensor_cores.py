@@ -99,6 +99,37 @@ def _mma(typingctx, a0, a1, a2, a3, b0, b1, c0, c1, c2, c3):
 
 
 @intrinsic
+def mma_m16n8k8_packed(typingctx, a01, a23, b01, c0, c1, c2, c3):
+    """The instruction on registers as the hardware holds them: two fp16 per uint32 (the lower
+    column or row in the low half: a01 = a[0] | a[1] << 16), four fp32; four fp32 come back. Fast
+    kernels load the pairs from memory as 32-bit words (a tile's two neighbouring fp16)."""
+    u32, f32 = types.uint32, types.float32
+    got = (a01, a23, b01, c0, c1, c2, c3)
+    want = (u32,) * 3 + (f32,) * 4
+    if got != want:
+        raise errors.TypingError(
+            f"mma_m16n8k8_packed: three uint32 (fp16 pairs) and four float32, got {', '.join(map(str, got))}"
+        )
+    _require(OP, MMA_ARCH)
+
+    def codegen(context, builder, sig, args):
+        from llvmlite import ir
+
+        f = ir.FloatType()
+        r = _asm(
+            builder,
+            "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {$0,$1,$2,$3}, {$4,$5}, {$6}, {$7,$8,$9,$10};",
+            "=f,=f,=f,=f,r,r,r,f,f,f,f",
+            ir.LiteralStructType([f, f, f, f]),
+            list(args),
+        )
+        outs = [builder.extract_value(r, i) for i in range(4)]
+        return context.make_tuple(builder, sig.return_type, outs)
+
+    return types.UniTuple(f32, 4)(*want), codegen
+
+
+@intrinsic
 def _fragments(typingctx, a, b, c):
     """Nothing on a GPU (the typer checks the fragments' types); the simulator checks shapes."""
     for name, arr, dt in (("A", a, types.float16), ("B", b, types.float16), ("C", c, types.float32)):
@@ -143,6 +174,7 @@ def dp4a(typingctx, a, b, c):
 # the simulator's engines run their own version of each (helpers/sim/kernel.py rebinds by this tag)
 _mma._sim_op = "course_mma"
 _fragments._sim_op = "course_fragments"
+mma_m16n8k8_packed._sim_op = "course_mma_packed"
 dp4a._sim_op = "course_dp4a"
 
-__all__ = ["DP4A_ARCH", "MMA_ARCH", "arch_error", "dp4a", "mma_m16n8k8", "position"]
+__all__ = ["DP4A_ARCH", "MMA_ARCH", "arch_error", "dp4a", "mma_m16n8k8", "mma_m16n8k8_packed", "position"]

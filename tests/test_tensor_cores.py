@@ -173,3 +173,22 @@ def test_dp4a_matches_numpy(engine):
     want = (xb.astype(np.int64) * yb.astype(np.int64)).sum(1) + 7
     np.testing.assert_array_equal(out, want)
     assert launch.engine == ("greenlet" if engine == "greenlet" else "lockstep")
+
+
+def test_parity_script_is_ready_for_a_gpu():
+    """tests/tc_parity.py: its simulator half runs and every kernel compiles for sm_75."""
+    import tc_parity
+
+    d = tc_parity.inputs()
+    out = tc_parity.on_simulator({k: v.copy() for k, v in d.items()})
+    assert set(out) == {"mul", "add", "fma2", "div", "narrow", "half_sum", "mma", "dp4a"}
+    assert tc_parity.compare(out, out, d)  # the comparison passes itself ...
+    wrong = dict(out, mul=out["mul"] + np.float16(1))
+    assert not tc_parity.compare(out, wrong, d)  # ... and can fail
+    if ptx.available():
+        n = d["a"].size
+        h = np.zeros(n, np.float16)
+        ptx.ptx_check(tc_parity.half_ops, (d["a"], d["b"], d["c"], h, h, h, h, h))
+        ptx.ptx_check(tc_parity.half_sum, (d["sums"], np.zeros(256, np.float16)))
+        ptx.ptx_check(tc_parity.mma_tiles, (d["mc"], d["ma"], d["mb"]))
+        ptx.ptx_check(tc_parity.dp4a_all, (d["x"], d["y"], d["z"], np.zeros(n, np.int32)))

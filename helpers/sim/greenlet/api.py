@@ -154,6 +154,15 @@ class SimCuda:
             raise self._run.error(KernelException, f"{mma.OP}: {why}", frame=learner_frame())
         return self._run.warp_op(mma.OP, 0xFFFFFFFF, values, None, learner_frame())
 
+    def course_mma_packed(self, a01, a23, b01, c0, c1, c2, c3):
+        words = np.array([a01, a23, b01], np.int64).astype(np.uint32)
+        if any(type(v) is not np.float32 for v in (c0, c1, c2, c3)):
+            raise self._run.error(
+                KernelException, f"{mma.OP}_packed: the accumulators must be float32", frame=learner_frame()
+            )
+        halves = words.view(np.float16)  # little-endian: the low half first
+        return self.course_mma(*halves[:6], c0, c1, c2, c3)
+
     course_dp4a = staticmethod(mma.dp4a)
 
     # --- arithmetic intrinsics (cuda.fma, popc, ...)
