@@ -159,7 +159,23 @@ def main() -> int:
         print("no CUDA GPU: the simulator's half ran; run this on a GPU machine to compare")
         return 2
     print(f"device: {cuda.get_current_device().name.decode()}")
-    return 0 if compare(simulated, on_gpu({k: v.copy() for k, v in d.items()}), d) else 1
+    ok = compare(simulated, on_gpu({k: v.copy() for k, v in d.items()}), d)
+    return 0 if wmma_route() and ok else 1
+
+
+def wmma_route() -> bool:
+    """The CUDA C++ wmma tile linked into a Numba kernel, against NumPy."""
+    from puzzles.tensor_cores import wmma
+
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((16, 16)).astype(np.float16)
+    b = rng.standard_normal((16, 16)).astype(np.float16)
+    c = cuda.device_array(256, np.float32)  # flat arrays: the C++ side sees pointers
+    wmma.kernel()[1, 32](cuda.to_device(a.ravel()), cuda.to_device(b.T.ravel()), c)  # b column-major
+    err = float(np.abs(c.copy_to_host().reshape(16, 16) - a.astype(np.float64) @ b.astype(np.float64)).max())
+    good = err < 1e-4
+    print(("ok   " if good else "FAIL ") + f"wmma (CUDA C++ linked): max |C - A @ B| = {err:.3g}")
+    return good
 
 
 if __name__ == "__main__":

@@ -12,6 +12,10 @@ the notebook: `from puzzles.tensor_cores import *` (never a kernel)."""
 
 # the imports re-export what the notebook (`tc.<name>`) and the tests read
 # ruff: noqa: F401
-from puzzles.tensor_cores.common import CHAPTER, FULL_MASK, WARP
+from puzzles.tensor_cores import bench, half_matvec, int8_matvec, mma_gemm, mma_tile
+from puzzles.tensor_cores.bench import GOAL, GOALS, benchmark
+from puzzles.tensor_cores.common import CHAPTER, FULL_MASK, ROWS_PER_BLOCK, WARP
+from puzzles.tensor_cores.mma_gemm import BK, BM, BN, THREADS
 
-__all__ = ["CHAPTER", "FULL_MASK", "WARP"]
+# what `from puzzles.tensor_cores import *` gives a notebook: constants only, never a kernel
+__all__ = ["WARP", "FULL_MASK", "ROWS_PER_BLOCK", "BM", "BN", "BK", "THREADS"]

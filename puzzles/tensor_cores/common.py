@@ -6,6 +6,7 @@ import numpy as np
 CHAPTER = "tensor-cores"
 WARP = 32
 FULL_MASK = 0xFFFFFFFF
+ROWS_PER_BLOCK = 4  # warps per block in the matrix-vector kernels: one row each
 U16 = 2.0**-11  # unit roundoff of fp16 (11 significant bits): half an ulp of 1
 U32 = 2.0**-24  # of fp32
 

@@ -16,9 +16,7 @@ from numba import cuda, float32
 
 from helpers.puzzle import Budget, Case, Puzzle, edge_sizes
 
-from .common import CHAPTER, FULL_MASK, WARP
-
-ROWS_PER_BLOCK = 4  # warps per block: one row each
+from .common import CHAPTER, FULL_MASK, ROWS_PER_BLOCK, WARP
 
 
 def spec(w, x, rows, cols):

@@ -17,9 +17,7 @@ from numba import cuda, float32, int32
 from helpers.puzzle import Budget, Case, Puzzle, edge_sizes
 from helpers.tensor_cores import dp4a
 
-from .common import CHAPTER, FULL_MASK, WARP
-
-ROWS_PER_BLOCK = 4
+from .common import CHAPTER, FULL_MASK, ROWS_PER_BLOCK, WARP
 
 
 def quantize(v: np.ndarray, axis=None) -> tuple[np.ndarray, np.ndarray]:
