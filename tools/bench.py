@@ -4,6 +4,7 @@
     python -m tools.bench --only ch10     # one chapter (repeat --only for several)
     python -m tools.bench --only llm3     # one transformer-kernels module (llm1 ... llm4)
     python -m tools.bench --only dist     # scaling on 1, 2 and 4 GPUs (NCCL; skipped with one line below 2)
+    python -m tools.bench --only tc       # the tensor-core chapter (puzzles/tensor_cores)
     python -m tools.bench --scale 0.25    # smaller inputs (quick look; goals are judged at scale 1)
     python -m tools.bench --json out.json # where the results go (default: bench-<device>-<date>.json)
     MP_RETUNE=1 python -m tools.bench     # search every tuned knob again instead of using the cache
@@ -64,6 +65,10 @@ def chapter_modules(only=()):
         holder = benchmark_of(importlib.import_module(f"puzzles.pmpp.{name}"))
         if holder is not None:
             found.append((tag, holder))
+    if not only or "tc" in only:  # the tensor-core chapter (notebook 28)
+        holder = benchmark_of(importlib.import_module("puzzles.tensor_cores"))
+        if holder is not None:
+            found.append(("tc", holder))
     last = []  # many GPUs: scaling over NCCL (its own processes, one per GPU), after the rest
     if not only or "dist" in only:
         last.append(("dist", importlib.import_module("puzzles.dist.scaling")))

@@ -3,7 +3,7 @@ profiler sees exactly those launches:
 
     ncu --clock-control none --section SpeedOfLight --section WarpStateStats \\
         --section ComputeWorkloadAnalysis --metrics dram__bytes_read.sum,dram__bytes_write.sum \\
-        python -m tools.profile ch08          # or ch05 ch06 ch07 ch09 ch11 ch12, several, or none: all
+        python -m tools.profile ch08          # or ch05 ch06 ch07 ch09 ch11 ch12 tc, several, or none: all
 
 Each launch is the configuration the notebook's table names. Without a GPU it prints why and exits.
 """
@@ -113,7 +113,35 @@ def ch12(rng):
     c12.partitioned_merge(c, da, db, m, n, bounds, kernels)
 
 
-STUDIES = {"ch05": ch05, "ch06": ch06, "ch07": ch07, "ch08": ch08, "ch09": ch09, "ch11": ch11, "ch12": ch12}
+def tc(rng):
+    """The tensor-core GEMM at 4096^3 and cuBLAS HGEMM beside it (notebook 28)."""
+    from numba import cuda
+
+    from puzzles.tensor_cores import fast_gemm
+
+    s = 4096
+    a = rng.standard_normal((s, s)).astype(np.float16)
+    bt = rng.standard_normal((s, s)).astype(np.float16)
+    a32, bt32 = cuda.to_device(fast_gemm.words(a)), cuda.to_device(fast_gemm.words(bt))
+    fast_gemm.launch(cuda.device_array((s, s), np.float32), a32, bt32, s, s, s)
+    try:  # cuBLAS HGEMM, the comparison
+        import cupy as cp
+
+        cp.matmul(cp.asarray(a), cp.asarray(bt).T)
+    except ImportError:
+        print("no CuPy: cuBLAS not launched", file=sys.stderr)
+
+
+STUDIES = {
+    "ch05": ch05,
+    "ch06": ch06,
+    "ch07": ch07,
+    "ch08": ch08,
+    "ch09": ch09,
+    "ch11": ch11,
+    "ch12": ch12,
+    "tc": tc,
+}
 
 
 def main(argv=None) -> int:

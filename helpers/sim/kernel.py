@@ -61,6 +61,9 @@ def rebind(kernel, api, real_cuda, real_numba, aliases):
             return MATH  # IEEE results (inf, NaN) where Python's math raises
         if id(v) in MATH_FUNCTIONS and isinstance(v, types.BuiltinFunctionType):
             return MATH_FUNCTIONS[id(v)]  # `from math import exp`
+        op = getattr(v, "_sim_op", None)
+        if type(op) is str:  # the course's intrinsics (helpers/tensor_cores.py): the engine's own
+            return getattr(api, op)
         if _is_dispatcher(v):
             return fn_copy(v.py_func)
         if isinstance(v, types.FunctionType) and v.__module__ == root.__module__:

@@ -28,6 +28,15 @@ def user_frame() -> FrameType | None:
     return f
 
 
+def learner_frame() -> FrameType | None:
+    """The innermost frame that is neither the simulator's nor the course's intrinsics
+    (helpers/tensor_cores.py): the learner's line that called mma_m16n8k8 or dp4a."""
+    f = sys._getframe(1)
+    while f is not None and (_is_sim(f) or f.f_globals.get("__name__") == "helpers.tensor_cores"):
+        f = f.f_back
+    return f
+
+
 def _library_dirs() -> tuple[str, ...]:
     import os
 

@@ -105,6 +105,27 @@ def gpu_int(value: Any, dt: np.dtype) -> Any:
     return out if out.ndim else out[()]
 
 
+# --- float16 stores: a finite value past the format's largest (65504) becomes inf, silently on a GPU
+HALF_MAX = 65504.0
+
+
+def half_overflow(value: Any) -> bool:
+    """Does storing `value` (a number or the lanes' array) into a float16 array turn a finite value
+    into inf? (fp16 rounds to nearest even: 65519.99 still rounds down to 65504.)"""
+    with np.errstate(over="ignore", invalid="ignore"):
+        v = np.asarray(value, np.float64)
+        return bool((np.isfinite(v) & np.isinf(v.astype(np.float16))).any())
+
+
+def half_overflow_text(value: Any, name: str, index: str) -> str:
+    return (
+        f"float16 overflow: storing {float(value):.7g} into float16 array `{name}`[{index}] gives inf, since "
+        f"fp16's largest finite value is {HALF_MAX:.0f}. A GPU does this silently. Keep the value in "
+        "float32 (accumulate in float32), or scale it into fp16's range before the store (as mixed-"
+        "precision training scales its loss)."
+    )
+
+
 # --- races
 class Actor(NamedTuple):
     """Who made an access, and where it stands among the barriers: `epoch` counts the block's

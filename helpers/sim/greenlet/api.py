@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import sys
 
-from .. import semantics
-from ..errors import LaunchError, Unsupported
+import numpy as np
+
+from .. import mma, semantics
+from ..errors import KernelException, LaunchError, Unsupported
+from ..messages import learner_frame
 from ..semantics import ALIASES, ATOMICS, INTRINSICS
 from ..trace import WARP_SIZE
 
@@ -131,6 +134,36 @@ class SimCuda:
 
     def nanosleep(self, ns):
         self._run.step()
+
+    # --- the course's tensor-core intrinsics (helpers/tensor_cores.py; what they mean: ../mma.py)
+    def course_fragments(self, a, b, c):
+        for name, frag in (("a", a), ("b", b), ("c", c)):
+            if getattr(frag, "shape", None) != (mma.SIZE[name],) or frag.dtype != mma.DTYPE[name]:
+                got = f"{getattr(frag, 'dtype', type(frag).__name__)} {getattr(frag, 'shape', '')}"
+                raise self._run.error(
+                    KernelException,
+                    f"{mma.OP}: fragment {mma.WHAT[name]} must be "
+                    f"cuda.local.array({mma.SIZE[name]}, numba.types.{np.dtype(mma.DTYPE[name]).name}) "
+                    f"in every lane, got {got}: the tensor core reads that many registers of that type.",
+                    frame=learner_frame(),
+                )
+
+    def course_mma(self, *values):
+        why = mma.check_values(values, self.laneid)
+        if why:
+            raise self._run.error(KernelException, f"{mma.OP}: {why}", frame=learner_frame())
+        return self._run.warp_op(mma.OP, 0xFFFFFFFF, values, None, learner_frame())
+
+    def course_mma_packed(self, a01, a23, b01, c0, c1, c2, c3):
+        words = np.array([a01, a23, b01], np.int64).astype(np.uint32)
+        if any(type(v) is not np.float32 for v in (c0, c1, c2, c3)):
+            raise self._run.error(
+                KernelException, f"{mma.OP}_packed: the accumulators must be float32", frame=learner_frame()
+            )
+        halves = words.view(np.float16)  # little-endian: the low half first
+        return self.course_mma(*halves[:6], c0, c1, c2, c3)
+
+    course_dp4a = staticmethod(mma.dp4a)
 
     # --- arithmetic intrinsics (cuda.fma, popc, ...)
     fma = staticmethod(INTRINSICS["fma"])

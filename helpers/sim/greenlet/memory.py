@@ -15,9 +15,9 @@ import sys
 
 import numpy as np
 
-from ..errors import OutOfBounds, ReadOnlyWrite, UninitializedRead, Unsupported
+from ..errors import KernelException, OutOfBounds, ReadOnlyWrite, UninitializedRead, Unsupported
 from ..messages import scratch_text
-from ..semantics import gpu_int, unordered
+from ..semantics import gpu_int, half_overflow, half_overflow_text, unordered
 from ..trace import ATOMIC, READ, WRITE
 from . import order
 
@@ -46,6 +46,7 @@ class Storage:
         "checked",
         "hb",
         "unsigned",
+        "half",
     )
 
     def __init__(self, run, data, aid, name, space, *, initialised=True, readonly=False, cross_block=False):
@@ -67,6 +68,7 @@ class Storage:
         self.unsigned = (
             self.data.dtype.kind == "u"
         )  # NumPy wraps a negative float stored here: a GPU saturates
+        self.half = self.data.dtype == np.float16  # a finite value past 65504 becomes inf: named
         run.storages[aid] = self
 
 
@@ -352,6 +354,10 @@ class SimArray:
             run.rec.append((c, st.wr, flat, f.f_code, f.f_lasti))
         if st.unsigned and isinstance(value, (float, np.floating)):
             value = gpu_int(value, st.data.dtype)
+        if st.half and half_overflow(value):
+            raise run.error(
+                KernelException, half_overflow_text(value, st.name, _fmt(idx)), 1, array=st.name, index=idx
+            )
         try:
             st.data[flat] = value
         except (TypeError, ValueError, OverflowError) as e:

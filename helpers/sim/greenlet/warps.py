@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from .. import errors as E
+from .. import mma
 from ..messages import at_thread
 from ..trace import WARP_SIZE
 from . import barriers
@@ -69,13 +70,18 @@ def resolve_warps(run: Any) -> bool:
                 elif g.state == BAR:
                     why = f"is waiting at cuda.{w.op}() on line {w.line()[0]}"
                 else:
-                    why = f"is waiting at cuda.{w.op} on line {w.line()[0]}"
+                    why = f"is waiting at {_name(w.op)} on line {w.line()[0]}"
                 raise at_thread(
                     E.WarpDivergence,
-                    f"cuda.{op} with mask {mask:#010x} needs every lane in the mask to reach it, but lane "
+                    f"{_name(op)} with mask {mask:#010x} needs every lane in the mask to reach it, but lane "
                     f"{g.lane} (thread {tuple(g.tidx)}) {why}: a real GPU hangs or returns garbage. "
-                    "Call warp operations where all lanes of the mask reach them, or pass the mask of "
-                    "those that do (cuda.activemask()).",
+                    + (
+                        "Call warp operations where all lanes of the mask reach them, or pass the mask of "
+                        "those that do (cuda.activemask())."
+                        if op != mma.OP
+                        else "An mma always takes the whole warp: call it where every lane reaches it, "
+                        "outside any `if` or early `return` on the lane."
+                    ),
                     th,
                     th.wait.frame,
                 )
@@ -90,7 +96,14 @@ def complete(
     """`moves` (when tracing) receives (block, epoch, thread, src thread, pos) per lane a shuffle fed,
     `pos` being the number of trace records made so far."""
     vals = {g.lane: g.wait.value for g in group}
-    if op == "syncwarp":
+    if op == mma.OP:
+        if len(group) < WARP_SIZE:  # lanes that do not exist: a block of fewer than 32 threads
+            why = mma.missing_lanes(list(vals), len(by_lane))
+            raise at_thread(E.WarpDivergence, why, group[0], group[0].wait.frame)
+        d = mma.warp_product(vals)
+        for g in group:
+            g.result = d[g.lane]
+    elif op == "syncwarp":
         for g in group:
             g.result = None
             g.advance(barrier=False)
@@ -143,6 +156,11 @@ def complete(
                 moves.append((g.b, g.epoch, g.t, by_lane[src].t, pos))
     for g in group:
         g.state = RUN
+
+
+def _name(op: str) -> str:
+    """A warp operation as the learner wrote it: cuda.shfl_sync, or the course's mma_m16n8k8."""
+    return op if op == mma.OP else f"cuda.{op}"
 
 
 def _i32(bits: int) -> np.int32:

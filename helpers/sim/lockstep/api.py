@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import errors as E
-from .. import semantics
+from .. import mma, semantics
 from ..semantics import INTRINSICS, MATH, MATH_FUNCTIONS, Dim3
 from ..trace import WARP_SIZE
 from .stop import Stop
@@ -121,7 +121,20 @@ class LCuda:
 
     threadfence_block = threadfence_system = threadfence
 
+    def course_fragments(self, a, b, c):
+        raise Stop.unsupported(
+            "the course's mma_m16n8k8 (one matrix product by the whole warp: its lanes' fragments "
+            "gathered, multiplied and scattered) runs on the reference engine only"
+        )
+
+    course_fragments._lockstep = True  # called as it is, so that its reason is the one given
+    course_mma = course_mma_packed = course_fragments
+
     def __getattr__(self, name):
+        if name == "course_dp4a":
+            f = _lanewise(mma.dp4a, "dp4a")
+            setattr(self, name, f)
+            return f
         if name in INTRINSICS:
             f = _lanewise(INTRINSICS[name], f"cuda.{name}")
             setattr(self, name, f)

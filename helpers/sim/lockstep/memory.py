@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import errors as E
 from ..messages import code_text, one_writer_text
-from ..semantics import gpu_int
+from ..semantics import gpu_int, half_overflow
 from ..trace import ATOMIC, READ, WARP_SIZE, WRITE
 from .stop import Stop
 from .values import Mixed, V, as_int, lanes_of, split
@@ -194,6 +194,8 @@ class LArray:
         if st.readonly:
             raise run.diag("ReadOnlyWrite", None, self, idx)
         vals = _values(value, st.data.dtype, ctl)
+        if st.data.dtype == np.float16 and half_overflow(vals):  # the reference engine names it
+            raise Stop.diagnostic(E.KernelException, f"a float16 overflow storing into `{st.name}`")
         lanes = ctl.act
         if type(flat) is int:
             if ctl.nact > 1 and st.space != "local":

@@ -1,0 +1,180 @@
+"""The course's tensor-core intrinsics for a learner's @cuda.jit kernel. numba-cuda has no wmma/mma
+API, so each is a `numba.extending.intrinsic` around one PTX instruction (llvmlite's InlineAsm):
+
+- `mma_m16n8k8(a, b, c)`: one warp multiplies a 16x8 fp16 tile A by an 8x8 fp16 tile B and adds the
+  16x8 fp32 tile C, in place (`mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32`, sm_75 and newer:
+  the T4 has it). Each lane passes its fragments: `a` = cuda.local.array(4, numba.float16),
+  `b` = cuda.local.array(2, numba.float16), `c` = cuda.local.array(4, numba.float32); which element
+  each value holds is `position(frag, lane, i)` (helpers/sim/mma.py, from the PTX ISA).
+- `dp4a(a, b, c)`: c + the dot product of the four signed bytes packed in int32 `a` and `b`
+  (`dp4a.s32.s32`, sm_61 and newer).
+
+On the simulator each is tagged (`_sim_op`) and the engines run their own version: the mma as a
+warp-collective operation (every lane's fragments gathered, multiplied, scattered back), with the
+simulator's diagnostics (a lane missing, a fragment of the wrong type, an unwritten fragment value).
+"""
+
+from __future__ import annotations
+
+from numba import cuda, types
+from numba.core import errors
+from numba.extending import intrinsic
+
+from .sim.mma import OP, position
+
+MMA_ARCH = (7, 5)  # mma.sync m16n8k8 with fp16 inputs: Turing (T4) and newer
+DP4A_ARCH = (6, 1)
+
+
+def arch_error(what: str, need: tuple[int, int], cc: tuple[int, int]) -> str | None:
+    """Why `what` cannot run on a GPU of compute capability `cc`, or None when it can."""
+    if tuple(cc) >= need:
+        return None
+    return (
+        f"{what} needs a GPU of compute capability {need[0]}.{need[1]} or newer, and this one is "
+        f"{cc[0]}.{cc[1]}: its tensor cores (if any) do not have this instruction. Use a T4 (7.5) or "
+        "newer, or run the kernel on the simulator (helpers.use('sim'))."
+    )
+
+
+def _target_cc():
+    """The compute capability being compiled for: the GPU's, or the compile check's target (7.5)
+    with no GPU (helpers.ptx answers numba-cuda's question for it); None when nothing says."""
+    try:
+        from numba.cuda import dispatcher
+
+        return tuple(dispatcher.get_current_device().compute_capability)
+    except Exception:  # noqa: BLE001 - no driver and no compile check around: nothing to refuse
+        return None
+
+
+def _require(what, need):
+    cc = _target_cc()
+    why = cc and arch_error(what, need, cc)
+    if why:
+        raise errors.TypingError(why)
+
+
+def _asm(builder, text, constraints, ret, args):
+    from llvmlite import ir
+
+    fnty = ir.FunctionType(ret, [a.type for a in args])
+    return builder.call(ir.InlineAsm(fnty, text, constraints, side_effect=True), args)
+
+
+@intrinsic
+def _mma(typingctx, a0, a1, a2, a3, b0, b1, c0, c1, c2, c3):
+    """The instruction on ten scalars (4 + 2 fp16, 4 fp32); four fp32 come back."""
+    f16, f32 = types.float16, types.float32
+    got = (a0, a1, a2, a3, b0, b1, c0, c1, c2, c3)
+    want = (f16,) * 6 + (f32,) * 4
+    if got != want:
+        raise errors.TypingError(
+            f"{OP}: the fragments must be float16 (A: 4 values, B: 2) and float32 (C: 4), got "
+            f"{', '.join(str(t) for t in got)}"
+        )
+    _require(OP, MMA_ARCH)
+
+    def codegen(context, builder, sig, args):
+        from llvmlite import ir
+
+        i32, f = ir.IntType(32), ir.FloatType()
+
+        def pair(lo, hi):  # two fp16 (i16 in Numba's IR) in one 32-bit register, `lo` in the low half
+            hi = builder.shl(builder.zext(hi, i32), ir.Constant(i32, 16))
+            return builder.or_(builder.zext(lo, i32), hi)
+
+        regs = [pair(args[0], args[1]), pair(args[2], args[3]), pair(args[4], args[5]), *args[6:]]
+        r = _asm(
+            builder,
+            "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {$0,$1,$2,$3}, {$4,$5}, {$6}, {$7,$8,$9,$10};",
+            "=f,=f,=f,=f,r,r,r,f,f,f,f",
+            ir.LiteralStructType([f, f, f, f]),
+            regs,
+        )
+        outs = [builder.extract_value(r, i) for i in range(4)]
+        return context.make_tuple(builder, sig.return_type, outs)
+
+    return types.UniTuple(f32, 4)(*want), codegen
+
+
+@intrinsic
+def mma_m16n8k8_packed(typingctx, a01, a23, b01, c0, c1, c2, c3):
+    """The instruction on registers as the hardware holds them: two fp16 per uint32 (the lower
+    column or row in the low half: a01 = a[0] | a[1] << 16), four fp32; four fp32 come back. Fast
+    kernels load the pairs from memory as 32-bit words (a tile's two neighbouring fp16)."""
+    u32, f32 = types.uint32, types.float32
+    got = (a01, a23, b01, c0, c1, c2, c3)
+    want = (u32,) * 3 + (f32,) * 4
+    if got != want:
+        raise errors.TypingError(
+            f"mma_m16n8k8_packed: three uint32 (fp16 pairs) and four float32, got {', '.join(map(str, got))}"
+        )
+    _require(OP, MMA_ARCH)
+
+    def codegen(context, builder, sig, args):
+        from llvmlite import ir
+
+        f = ir.FloatType()
+        r = _asm(
+            builder,
+            "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {$0,$1,$2,$3}, {$4,$5}, {$6}, {$7,$8,$9,$10};",
+            "=f,=f,=f,=f,r,r,r,f,f,f,f",
+            ir.LiteralStructType([f, f, f, f]),
+            list(args),
+        )
+        outs = [builder.extract_value(r, i) for i in range(4)]
+        return context.make_tuple(builder, sig.return_type, outs)
+
+    return types.UniTuple(f32, 4)(*want), codegen
+
+
+@intrinsic
+def _fragments(typingctx, a, b, c):
+    """Nothing on a GPU (the typer checks the fragments' types); the simulator checks shapes."""
+    for name, arr, dt in (("A", a, types.float16), ("B", b, types.float16), ("C", c, types.float32)):
+        if not isinstance(arr, types.Array) or arr.dtype != dt or arr.ndim != 1:
+            raise errors.TypingError(f"{OP}: fragment {name} must be a 1-D local array of {dt}, got {arr}")
+
+    def codegen(context, builder, sig, args):
+        return context.get_dummy_value()
+
+    return types.none(a, b, c), codegen
+
+
+@cuda.jit(device=True)
+def mma_m16n8k8(a, b, c):
+    """c (4 fp32 per lane) += A (4 fp16 per lane in a) @ B (2 fp16 per lane in b), for the warp."""
+    _fragments(a, b, c)
+    d0, d1, d2, d3 = _mma(a[0], a[1], a[2], a[3], b[0], b[1], c[0], c[1], c[2], c[3])
+    c[0] = d0
+    c[1] = d1
+    c[2] = d2
+    c[3] = d3
+
+
+@intrinsic
+def dp4a(typingctx, a, b, c):
+    """c + sum of the products of the four signed bytes of a and of b (all int32)."""
+    for t in (a, b, c):
+        if not isinstance(t, types.Integer):
+            raise errors.TypingError(f"dp4a takes three int32 (4 packed int8, 4 packed int8, a sum), got {t}")
+    _require("dp4a", DP4A_ARCH)
+
+    def codegen(context, builder, sig, args):
+        from llvmlite import ir
+
+        i32 = ir.IntType(32)
+        vals = [context.cast(builder, v, t, types.int32) for v, t in zip(args, sig.args)]
+        return _asm(builder, "dp4a.s32.s32 $0, $1, $2, $3;", "=r,r,r,r", i32, vals)
+
+    return types.int32(a, b, c), codegen
+
+
+# the simulator's engines run their own version of each (helpers/sim/kernel.py rebinds by this tag)
+_mma._sim_op = "course_mma"
+_fragments._sim_op = "course_fragments"
+mma_m16n8k8_packed._sim_op = "course_mma_packed"
+dp4a._sim_op = "course_dp4a"
+
+__all__ = ["DP4A_ARCH", "MMA_ARCH", "arch_error", "dp4a", "mma_m16n8k8", "mma_m16n8k8_packed", "position"]

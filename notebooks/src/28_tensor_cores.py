@@ -1,0 +1,283 @@
+# %% [markdown]
+# # Tensor cores, half precision and int8
+#
+# Every kernel so far computed in float32, one multiply-add per thread per instruction. Since Volta,
+# NVIDIA GPUs also have **tensor cores**: units that multiply small matrices in one instruction, issued
+# by a whole warp at once, on narrower numbers (fp16, bf16, TF32, int8, fp8). They are why cuBLAS runs
+# a half-precision matrix product many times faster than an FP32 one, and why training and inference
+# moved to mixed precision. Narrow numbers also help where no tensor core is involved: a memory-bound
+# kernel that reads fp16 or int8 instead of float32 moves half or a quarter of the bytes.
+#
+# This notebook does it by hand, in Numba:
+#
+# 1. **fp16 storage, fp32 arithmetic**: what half precision holds, what it saves, what it costs;
+# 2. **one warp, one `mma.sync`**: a 16x8 tile from the lanes' *fragments*, the layout drawn lane by lane;
+# 3. **a block of warps** tiling a matrix product, its slices staged in shared memory;
+# 4. **int8 with `dp4a`**: a quantized matrix-vector product, its scales and its error;
+# 5. the same tensor cores through CUDA C++'s `wmma`, linked into a Numba kernel; and the speed.
+#
+# numba-cuda has no tensor-core API, so the course provides two intrinsics (`helpers.tensor_cores`):
+# `mma_m16n8k8` and `dp4a`, each one PTX instruction on a GPU (the T4 has both), and on the simulator
+# a warp-wide operation that checks how the lanes use it.
+
+# %% setup
+
+# %%
+import numba
+import numpy as np
+from numba import cuda, float32, int32
+from numba.types import float16
+
+import puzzles
+from helpers import sim, timing
+from helpers.check import WrongAnswer, expect_failure
+from helpers.sim.errors import KernelException
+from helpers.tensor_cores import dp4a, mma_m16n8k8
+from puzzles import tensor_cores as tc
+from puzzles.tensor_cores import *  # its constants:
+
+# WARP = 32 lanes; FULL_MASK: every lane of the warp; ROWS_PER_BLOCK = 4 warps (rows) per block in the
+# matrix-vector kernels; BM x BN = 32 x 16: a block's tile of C in tc_mma_gemm, BK = 8 the K per
+# step, THREADS = 128 (4 warps)
+from puzzles.tensor_cores import int8_matvec, layout, wmma
+from puzzles.tensor_cores.common import half
+
+# %% [markdown]
+# ## Half precision: 16 bits
+#
+# An fp16 number has 1 sign bit, 5 exponent bits and 10 stored significand bits (11 with the hidden
+# one). So it keeps about 3.3 decimal digits (its unit roundoff is `2**-11`, 4.9e-4, against
+# float32's `2**-24`, 6e-8), and its largest finite value is **65504**: beyond that, inf. bfloat16
+# keeps float32's 8 exponent bits (range to 3e38) and only 8 significant bits; a GPU computes with it
+# from sm_80 on (A100, H100), **not on a T4** (sm_75), so this notebook stays with fp16.
+#
+# Every fp16 operation rounds its result to 11 bits (to nearest, ties to even), on a GPU as in NumPy,
+# and the simulator computes fp16 arithmetic with NumPy's float16, so it rounds the same way.
+
+# %%
+info = np.finfo(np.float16)
+print(f"fp16: max {info.max}, smallest normal {info.tiny}, unit roundoff {info.eps / 2}")
+print("1 + 2**-11 in fp16:", np.float16(1) + np.float16(2**-11), "(rounded to even: 1.0)")
+print("2048 + 1 in fp16:", np.float16(2048) + np.float16(1), "(integers past 2048 are not all there)")
+x = np.float32(70000.0)
+print("70000 as fp16:", np.float32(x).astype(np.float16), "| bytes for 10^6 values: fp32 4 MB, fp16 2 MB")
+try:
+    half(np.array([1.0, 70000.0]), "x")
+except ValueError as e:
+    print("puzzles.tensor_cores.common.half refuses it:", e)
+
+# %% [markdown]
+# The same in a kernel: a store that turns a finite value into inf in a float16 array. A GPU does it
+# without a word; the simulator names it.
+
+
+# %%
+@cuda.jit
+def to_half(y, x):
+    i = cuda.grid(1)
+    if i < y.size:
+        y[i] = x[i] * float32(2.0)
+
+
+expect_failure(KernelException, sim.launch, to_half, 1, 32, (np.zeros(32, np.float16), np.full(32, 4e4, np.float32)))
+
+# %% [markdown]
+# ## fp16 storage, fp32 arithmetic
+#
+# The rule of mixed precision: **store** narrow, **compute** wide. fp16 x fp16 fits exactly in fp32
+# (11 + 11 significant bits out of 24), so widening both values before multiplying loses nothing,
+# and the sum then rounds to 24 bits each step, not 11. The tolerance of the check below is derived
+# from that (the op file's docstring has the sums).
+
+# %% [markdown] statement:tc_half_matvec
+
+# %% kernel:tc_half_matvec
+
+# %%
+puzzles.check("tc_half_matvec", half_matvec)
+
+# %% [markdown]
+# Keep the running sum in fp16 and the error grows with every add (each partial sum rounded to 11
+# bits): about 8000 times fp32's per rounding, far outside the tolerance.
+
+
+# %%
+@cuda.jit
+def half_matvec_fp16_sum(y, w, x, rows, cols):
+    lane = cuda.threadIdx.x % WARP
+    r = cuda.blockIdx.x * ROWS_PER_BLOCK + cuda.threadIdx.x // WARP
+    if r >= rows:
+        return
+    acc = float32(0.0)
+    for j in range(lane, cols, WARP):
+        acc = float32(np.float16(acc + float32(w[r, j]) * float32(x[j])))  # the sum rounded to fp16
+    for offset in (16, 8, 4, 2, 1):
+        acc += cuda.shfl_xor_sync(FULL_MASK, acc, offset)
+    if lane == 0:
+        y[r] = acc
+
+
+expect_failure(WrongAnswer, puzzles.check, "tc_half_matvec", half_matvec_fp16_sum, seed=0)
+
+# %% [markdown]
+# ## Tensor cores: one warp, one instruction
+#
+# `mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32` (PTX; sm_75 and newer) computes `D = A @ B + C`
+# for a 16x8 fp16 `A`, an 8x8 fp16 `B` and a 16x8 fp32 `C`: 2,048 multiply-adds, issued once by the 32
+# lanes of a warp together. No lane holds a matrix: each holds a few elements of each, its
+# **fragments**, in registers, at positions fixed by the hardware (the PTX ISA's "matrix fragments for
+# mma.m16n8k8"). With `g = lane >> 2` (the lane's group, 0 to 7) and `t = lane & 3` (its place in the
+# group): a lane holds two neighbouring elements in row `g` and two in row `g + 8` of A and of C, and
+# two elements down column `g` of B. Each cell below is labelled with the lane that holds it and the
+# index in that lane's fragment:
+
+# %%
+fig = layout.draw_fragments()
+
+# %% [markdown] statement:tc_mma_tile
+
+# %% kernel:tc_mma_tile
+
+# %%
+puzzles.check("tc_mma_tile", mma_tile)
+
+# %% [markdown]
+# The simulator runs the mma as one operation of the whole warp, like a shuffle: it waits for all 32
+# lanes, gathers their fragments into A, B and C, multiplies, and hands each lane its part of D. A
+# lane that does not get there is named (a real GPU hangs or computes garbage), and so is a fragment
+# of the wrong type, an accumulator never set, or a block that is not a whole number of warps. Mix up
+# the lane mapping (group and place from the wrong bits) and the values land in the wrong cells:
+
+
+# %%
+@cuda.jit
+def mma_tile_wrong_lanes(c, a, b):
+    lane = cuda.threadIdx.x
+    fa = cuda.local.array(4, float16)
+    fb = cuda.local.array(2, float16)
+    fc = cuda.local.array(4, float32)
+    group, t = lane & 7, lane >> 3  # the low three bits as the group: not the hardware's layout
+    for i in range(4):
+        fa[i] = a[group + 8 * (i >> 1), 2 * t + (i & 1)]
+        fc[i] = 0.0
+    for i in range(2):
+        fb[i] = b[2 * t + i, group]
+    mma_m16n8k8(fa, fb, fc)
+    for i in range(4):
+        c[group + 8 * (i >> 1), 2 * t + (i & 1)] = fc[i]
+
+
+expect_failure(WrongAnswer, puzzles.check, "tc_mma_tile", mma_tile_wrong_lanes, seed=0)
+
+# %% [markdown]
+# ## A block of warps: a matrix product
+#
+# A matrix product is many tiles. A block of 4 warps owns a 32x16 tile of C, walks K eight at a time,
+# and stages each step's slices of A and B in shared memory, where every warp finds its fragments: the
+# tiled matmul of PMPP chapter 5, with a warp's mma in place of a thread's loop of multiply-adds.
+
+# %% [markdown] statement:tc_mma_gemm
+
+# %% kernel:tc_mma_gemm
+
+# %%
+puzzles.check("tc_mma_gemm", mma_gemm)
+
+# %% [markdown]
+# ## int8: a quarter of the bytes
+#
+# Quantization stores a row of weights as int8 values `q` and one float `scale` per row, with
+# `w ~ scale * q` (symmetric: `scale = max|w| / 127`); the vector the same way with one scale.
+# Then `y[r] = w_scale[r] * x_scale * sum_j q_w[r, j] * q_x[j]`: the sum is exact in int32, and
+# `dp4a` (sm_61 and newer) does four of its multiply-adds in one instruction, on four int8 packed in
+# each of two int32 words. What quantization costs is the rounding of every value to 1/254 of its
+# row's range; on Gaussian data:
+
+# %%
+rng = np.random.default_rng(0)
+w_demo = rng.standard_normal((64, 1024)).astype(np.float32)
+x_demo = rng.standard_normal(1024).astype(np.float32)
+_, err = int8_matvec.quantization_error(w_demo, x_demo)
+print(f"int8: max |y - W x| / max |W x| = {err:.2%} (weights 1 byte each instead of 4)")
+
+# %% [markdown] statement:tc_int8_matvec
+
+# %% kernel:tc_int8_matvec
+
+# %%
+puzzles.check("tc_int8_matvec", int8_matvec)
+
+# %% [markdown]
+# Dequantize with the row's scale only and every output is off by the vector's scale:
+
+
+# %%
+@cuda.jit
+def int8_matvec_one_scale(y, wq, xq, w_scale, x_scale, rows, words):
+    lane = cuda.threadIdx.x % WARP
+    r = cuda.blockIdx.x * ROWS_PER_BLOCK + cuda.threadIdx.x // WARP
+    if r >= rows:
+        return
+    acc = int32(0)
+    for j in range(lane, words, WARP):
+        acc = dp4a(wq[r, j], xq[j], acc)
+    for offset in (16, 8, 4, 2, 1):
+        acc += cuda.shfl_xor_sync(FULL_MASK, acc, offset)
+    if lane == 0:
+        y[r] = float32(acc) * w_scale[r]
+
+
+expect_failure(WrongAnswer, puzzles.check, "tc_int8_matvec", int8_matvec_one_scale, seed=0)
+
+# %% [markdown]
+# ## The same tensor cores from CUDA C++: `wmma`
+#
+# CUDA C++ has a warp-level matrix API, `nvcuda::wmma` (`<mma.h>`): fragments are opaque objects that
+# `load_matrix_sync` fills from memory, so their layout is the compiler's business. Numba can call a
+# C++ device function compiled by NVRTC: `cuda.declare_device("wmma_tile", signature,
+# link="wmma_tile.cu")` declares it, and the kernel passes its arrays as pointers
+# (`ffi.from_buffer`). The source, `puzzles/tensor_cores/wmma.py`, computes one 16x16x16 tile. The
+# simulator cannot run C++, so without a GPU we compile it for the T4 and look for the instruction:
+
+# %%
+print(wmma.SOURCE)
+ptx = wmma.compile_check((7, 5))
+print([line.strip()[:70] + " ..." for line in ptx.splitlines() if "wmma.mma.sync" in line])
+if not timing.skip_reason():
+    a16 = rng.standard_normal((16, 16)).astype(np.float16)
+    b16 = rng.standard_normal((16, 16)).astype(np.float16)
+    c32 = cuda.device_array(256, np.float32)
+    wmma.kernel()[1, 32](cuda.to_device(a16.ravel()), cuda.to_device(b16.T.ravel()), c32)
+    got = c32.copy_to_host().reshape(16, 16)
+    print("wmma on the GPU: max error", np.abs(got - a16.astype(np.float64) @ b16.astype(np.float64)).max())
+
+# %% [markdown]
+# ## Measure it
+#
+# On a GPU this runs `tc.benchmark()`: every variant validated against NumPy, then timed in one run.
+# The GEMM at 4096^3: the course's tensor-core kernel (`fast_gemm.py`: 128x128 tiles of C per block,
+# 4x4 mma tiles per warp, slices of A and B staged as 32-bit words), the exercise's kernel, cuBLAS's
+# HGEMM (fp16 in, fp32 accumulate: the ceiling), chapter 5's best FP32 SGEMM, and cuBLAS FP32 and
+# TF32 through PyTorch; the matrix-vector product (memory-bound) in int8, fp16 and FP32 against a
+# copy. The goal, 50% of cuBLAS HGEMM, is a hard one for `mma.sync` alone: cuBLAS on an H100 uses
+# Hopper's `wgmma` and the tensor memory accelerator, and on any GPU `ldmatrix` and asynchronous
+# copies, none of which this kernel has. `python -m tools.profile tc` under `ncu` shows where its
+# time goes. On a CPU machine this cell says so and does nothing.
+
+# %%
+if timing.skip_reason():
+    print(timing.skip_reason())
+else:
+    rows = tc.benchmark()
+    print(timing.table(rows))
+    for name, against, ratio, need, met in timing.goal_rows(rows, tc.bench.GOALS):
+        print(f"{name} vs {against}: " + ("missing" if ratio is None else f"{ratio:.2f} (goal {need}): {met}"))
+
+# %% [markdown]
+# ## What you proved
+#
+# Once every check above passes, this sums up what the checker vouches for: the puzzles passed in
+# this session and the known-wrong kernels (from the course's tests) it rejects for them.
+
+# %%
+puzzles.summary("tensor-cores")

@@ -1,0 +1,187 @@
+"""The tensor-core chapter's benchmark (GPU only): every variant validated against NumPy, then timed
+in one run.
+
+GEMM at n^3 (n = 4096 at scale 1), FLOP/s: the course's tensor-core GEMM (fast_gemm.py: mma.sync
+m16n8k8, 128x128 tiles), the exercise's (tc_mma_gemm: 32x16 tiles), cuBLAS HGEMM (fp16 in, fp32
+accumulate, through CuPy or torch: the ceiling, and the peer), ch05's best FP32 SGEMM (the course's),
+cuBLAS SGEMM and TF32 through torch (for reference).
+Matrix-vector (memory-bound, bytes/s): int8 with dp4a, fp16 storage, FP32 (rows x cols weights read
+once), against the copy ceiling.
+"""
+
+import math
+
+import numpy as np
+from numba import cuda
+
+from helpers import timing
+from helpers.timing import specialize
+
+from . import fast_gemm, half_matvec, int8_matvec, mma_gemm
+
+BEST = "tensor-core GEMM (mma.sync m16n8k8, 128x128 tiles)"
+HGEMM = "cuBLAS HGEMM (fp16 in, fp32 accumulate)"
+GOAL = timing.check_goal({"best": BEST, "ceiling": HGEMM, "fraction": 0.5})
+GOALS = [(BEST, "course FP32 SGEMM (ch05 best)", 2.0)]
+
+
+def _hgemm_peer(n, da, dbt, check):
+    """cuBLAS HGEMM through CuPy (fp32 compute), else torch (its fp16 matmul accumulates in fp32)."""
+
+    def cupy_fn(cp, a, bt):
+        return cp.matmul(a, bt.T).astype(cp.float32)
+
+    def torch_fn(torch, a, bt):
+        return torch.matmul(a, bt.T).float()
+
+    row = timing.library_peer(
+        "HGEMM",
+        [
+            timing.via("cupy", HGEMM, cupy_fn, da, dbt),
+            timing.via("torch", HGEMM, torch_fn, da, dbt),
+        ],
+        flops=2 * n**3,
+        check=check,
+    )
+    if row is not None:
+        row.name, row.ceiling = HGEMM, True
+    return row
+
+
+def _torch_rows(n, a, b):
+    """cuBLAS SGEMM and TF32 through torch (reference rows; torch_or_reason turns TF32 off)."""
+    torch, why = timing.torch_or_reason()
+    if torch is None:
+        print(f"torch rows skipped: {why}")
+        return []
+    ta = torch.as_tensor(a.astype(np.float32), device="cuda")
+    tb = torch.as_tensor(b.astype(np.float32), device="cuda")
+    rows = [
+        timing.Measurement(
+            "cuBLAS SGEMM (FP32, torch)", timing.time_gpu(lambda: torch.matmul(ta, tb)), flops=2 * n**3
+        )
+    ]
+    torch.backends.cuda.matmul.allow_tf32 = True
+    try:
+        seconds = timing.time_gpu(lambda: torch.matmul(ta, tb))
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = False
+    rows.append(timing.Measurement("cuBLAS TF32 (torch)", seconds, flops=2 * n**3))
+    return rows
+
+
+def _gemm_rows(n, rng):
+    # validation on shapes that fit the fast kernel's tiles, and ragged ones for the exercise's
+    for m_, n_, k_ in ((256, 384, 96), (128, 128, 32)):
+        a = rng.standard_normal((m_, k_)).astype(np.float16)
+        b = rng.standard_normal((k_, n_)).astype(np.float16)
+        want = a.astype(np.float64) @ b.astype(np.float64)
+        c = cuda.to_device(np.full((m_, n_), np.nan, np.float32))
+        fast_gemm.launch(
+            c, cuda.to_device(fast_gemm.words(a)), cuda.to_device(fast_gemm.words(b.T)), m_, n_, k_
+        )
+        timing.validate(f"{BEST} ({m_}x{k_} @ {k_}x{n_})", c.copy_to_host(), want, rtol=1e-4, atol=1e-3)
+    for m_, n_, k_ in ((517, 389, 263), (33, 17, 9)):
+        a = rng.standard_normal((m_, k_)).astype(np.float16)
+        b = rng.standard_normal((k_, n_)).astype(np.float16)
+        c = cuda.to_device(np.full((m_, n_), np.nan, np.float32))
+        grid = (math.ceil(n_ / mma_gemm.BN), math.ceil(m_ / mma_gemm.BM))
+        mma_gemm.mma_gemm[grid, mma_gemm.THREADS](c, cuda.to_device(a), cuda.to_device(b), m_, n_, k_)
+        want = a.astype(np.float64) @ b.astype(np.float64)
+        timing.validate(f"tc_mma_gemm ({m_}x{k_} @ {k_}x{n_})", c.copy_to_host(), want, rtol=1e-4, atol=1e-3)
+
+    a = rng.standard_normal((n, n)).astype(np.float16)
+    b = rng.standard_normal((n, n)).astype(np.float16)
+    bt = np.ascontiguousarray(b.T)
+    da, db, dbt = cuda.to_device(a), cuda.to_device(b), cuda.to_device(bt)
+    a32, bt32 = cuda.to_device(fast_gemm.words(a)), cuda.to_device(fast_gemm.words(bt))
+    dc = cuda.device_array((n, n), np.float32)
+    pick = rng.choice(n, 8, replace=False)
+    want = (a[pick].astype(np.float64) @ b.astype(np.float64)).astype(np.float32)
+
+    def check(got):
+        timing.validate(
+            f"GEMM {n}^3 (8 rows)", np.asarray(got)[pick], want, rtol=2e-2, atol=2e-2 * math.sqrt(n)
+        )
+
+    rows = [
+        timing.Measurement(
+            BEST, timing.time_gpu(lambda: fast_gemm.launch(dc, a32, bt32, n, n, n)), flops=2 * n**3
+        )
+    ]
+    check(dc.copy_to_host())
+    grid = (math.ceil(n / mma_gemm.BN), math.ceil(n / mma_gemm.BM))
+    seconds = timing.time_gpu(
+        lambda: mma_gemm.mma_gemm[grid, mma_gemm.THREADS](dc, da, db, n, n, n), warmup=1, reps=5, batch=2
+    )
+    rows.append(timing.Measurement("tc_mma_gemm (exercise, 32x16 tiles)", seconds, flops=2 * n**3))
+    check(dc.copy_to_host())
+    hgemm = _hgemm_peer(n, da, dbt, check)
+    if hgemm is not None:
+        rows.append(hgemm)
+    # the course's FP32 SGEMM (ch05's best) on the same values in float32
+    from puzzles.pmpp.ch05_memory_tiling.bench import prefetch_launcher
+
+    sgemm = prefetch_launcher(128, 8, 128)
+    fa, fb = cuda.to_device(a.astype(np.float32)), cuda.to_device(b.astype(np.float32))
+    fc = cuda.device_array((n, n), np.float32)
+    rows.append(
+        timing.Measurement(
+            "course FP32 SGEMM (ch05 best)",
+            timing.time_gpu(lambda: sgemm(fc, fa, fb, n, n, n)),
+            flops=2 * n**3,
+        )
+    )
+    check(fc.copy_to_host())
+    return rows + _torch_rows(n, a, b)
+
+
+def _matvec_rows(scale, rng):
+    rows_, cols = int(8192 * math.sqrt(scale)) // 32 * 32, 8192
+    w = rng.standard_normal((rows_, cols)).astype(np.float32)
+    x = rng.standard_normal(cols).astype(np.float32)
+    exact = w.astype(np.float64) @ x.astype(np.float64)
+    grid = math.ceil(rows_ / int8_matvec.ROWS_PER_BLOCK)
+    block = int8_matvec.ROWS_PER_BLOCK * 32
+    out = []
+    # int8: weights and vector quantized (the error against the float product is printed, not judged)
+    wq, ws = int8_matvec.quantize(w, axis=1)
+    xq, xs = int8_matvec.quantize(x)
+    dwq, dxq = cuda.to_device(int8_matvec.pack(wq)), cuda.to_device(int8_matvec.pack(xq))
+    dws, dy = cuda.to_device(ws), cuda.device_array(rows_, np.float32)
+    words = cols // 4
+    kern = int8_matvec.int8_matvec
+    seconds = timing.time_gpu(lambda: kern[grid, block](dy, dwq, dxq, dws, xs, rows_, words))
+    y = dy.copy_to_host()
+    timing.validate(
+        "int8 matvec", y, int8_matvec.spec(dwq.copy_to_host(), dxq.copy_to_host(), ws, xs, rows_, words)
+    )
+    err = np.abs(y - exact).max() / np.abs(exact).max()
+    print(f"int8 matvec {rows_}x{cols}: quantization error max|y - Wx| / max|Wx| = {err:.2e}")
+    out.append(timing.Measurement("int8 matvec (dp4a)", seconds, bytes=rows_ * cols + cols + 8 * rows_))
+    # fp16 storage, fp32 arithmetic
+    w16, x16 = w.astype(np.float16), x.astype(np.float16)
+    dw16, dx16 = cuda.to_device(w16), cuda.to_device(x16)
+    kern = half_matvec.half_matvec
+    seconds = timing.time_gpu(lambda: kern[grid, block](dy, dw16, dx16, rows_, cols))
+    timing.validate(
+        "fp16 matvec", dy.copy_to_host(), half_matvec.spec(w16, x16, rows_, cols), rtol=1e-4, atol=1e-3
+    )
+    out.append(
+        timing.Measurement("fp16 matvec (fp32 sums)", seconds, bytes=2 * (rows_ * cols + cols) + 4 * rows_)
+    )
+    # FP32: the same kernel with float32 arrays (Numba compiles it for those types)
+    dw32, dx32 = cuda.to_device(w), cuda.to_device(x)
+    kern = specialize(half_matvec.half_matvec)
+    seconds = timing.time_gpu(lambda: kern[grid, block](dy, dw32, dx32, rows_, cols))
+    timing.validate("fp32 matvec", dy.copy_to_host(), exact.astype(np.float32), rtol=1e-4, atol=1e-3)
+    out.append(timing.Measurement("FP32 matvec", seconds, bytes=4 * (rows_ * cols + cols) + 4 * rows_))
+    return out
+
+
+def benchmark(scale: float = 1.0) -> list:
+    rng = np.random.default_rng(28)
+    n = max(256, int(4096 * scale ** (1 / 3)) // 128 * 128)
+    rows = _gemm_rows(n, rng) + _matvec_rows(scale, rng)
+    rows.append(timing.copy_ceiling())
+    return rows

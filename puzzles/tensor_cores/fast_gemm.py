@@ -1,0 +1,82 @@
+"""The tensor-core GEMM for the benchmark (not an exercise): tc_mma_gemm with register tiling on
+top, as ch05's register-tiled SGEMM does for FP32. C (fp32, M x N) = A (fp16, M x K) @ B, with B
+given transposed (`bt`, N x K: the "col" operand of mma.sync's row.col, so that both operands' fp16
+pairs are neighbours in memory). A block of 8 warps owns a 128x128 tile of C; each warp a 64x32
+part: 4 x 4 mma tiles, 64 fp32 accumulators per lane. Per step of BK = 32 along K, the block copies
+A's 128x32 and B's 128x32 slices into shared memory as 32-bit words (fp16 pairs), padded rows (20
+words: the fragment loads hit 32 different banks), then each warp issues 4 x 16 mma.sync.
+
+Sizes: M and N multiples of 128, K a multiple of 32 (the benchmark's shapes); `fits` says so.
+Without ldmatrix, cp.async double buffering or Hopper's wgmma, this is the mma.sync route's simple
+form; `python -m tools.profile`/ncu show where its time goes (see the notebook's "Measure it")."""
+
+import numpy as np
+from numba import cuda, float32, uint32
+
+from helpers.tensor_cores import mma_m16n8k8_packed
+
+BM, BN, BK = 128, 128, 32
+WM, WN = 64, 32  # a warp's part of the block's tile: warps 2 (M) x 4 (N)
+THREADS = 256
+KW = BK // 2  # 32-bit words (fp16 pairs) per slice row
+ROW = KW + 4  # padded row: 20 words, so rows g = 0..7 of a fragment load start on 8 different banks
+TI, TJ = WM // 16, WN // 8  # mma tiles per warp: 4 x 4
+
+
+def fits(m: int, n: int, k: int) -> bool:
+    return m % BM == 0 and n % BN == 0 and k % BK == 0
+
+
+@cuda.jit
+def fast_gemm(c, a32, bt32, m, n, k):
+    """a32: A as uint32 words (M x K/2); bt32: B transposed as words (N x K/2)."""
+    tid = cuda.threadIdx.x
+    warp, lane = tid // 32, tid % 32
+    g, t = lane >> 2, lane & 3
+    row0, col0 = cuda.blockIdx.y * BM, cuda.blockIdx.x * BN
+    wm, wn = WM * (warp // 4), WN * (warp % 4)
+    sa = cuda.shared.array((BM, ROW), uint32)
+    sb = cuda.shared.array((BN, ROW), uint32)
+    acc = cuda.local.array((TI, TJ, 4), float32)
+    for i in range(TI):
+        for j in range(TJ):
+            for r in range(4):
+                acc[i, j, r] = 0.0
+    for k0 in range(0, k // 2, KW):  # in words
+        for e in range(tid, BM * KW, THREADS):  # 8 words of A and 8 of B per thread
+            r, w = e // KW, e % KW
+            sa[r, w] = a32[row0 + r, k0 + w]
+            sb[r, w] = bt32[col0 + r, k0 + w]
+        cuda.syncthreads()
+        for ks in range(0, KW, 4):  # k8 steps: 4 words of each row
+            for j in range(TJ):
+                b01 = sb[wn + 8 * j + g, ks + t]
+                for i in range(TI):
+                    ra = wm + 16 * i + g
+                    d = mma_m16n8k8_packed(
+                        sa[ra, ks + t],
+                        sa[ra + 8, ks + t],
+                        b01,
+                        acc[i, j, 0],
+                        acc[i, j, 1],
+                        acc[i, j, 2],
+                        acc[i, j, 3],
+                    )
+                    acc[i, j, 0] = d[0]
+                    acc[i, j, 1] = d[1]
+                    acc[i, j, 2] = d[2]
+                    acc[i, j, 3] = d[3]
+        cuda.syncthreads()
+    for i in range(TI):
+        for j in range(TJ):
+            for r in range(4):
+                c[row0 + wm + 16 * i + g + 8 * (r >> 1), col0 + wn + 8 * j + 2 * t + (r & 1)] = acc[i, j, r]
+
+
+def launch(c, a32, bt32, m, n, k):
+    fast_gemm[(n // BN, m // BM), THREADS](c, a32, bt32, m, n, k)
+
+
+def words(x: np.ndarray) -> np.ndarray:
+    """An fp16 matrix (last axis even) as uint32 words of neighbouring pairs, the low half first."""
+    return np.ascontiguousarray(x, np.float16).view(np.uint32)

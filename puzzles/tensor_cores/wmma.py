@@ -1,0 +1,116 @@
+"""The other route to the tensor cores from Numba: CUDA C++'s `nvcuda::wmma`, compiled by NVRTC
+and linked into a Numba kernel with `cuda.declare_device(..., link=...)`. One warp computes a
+16x16x16 tile (C fp32 = A fp16 row-major @ B fp16 column-major); the C++ function follows Numba's
+calling convention for foreign device functions (a pointer to the return value first, an int status).
+
+`<mma.h>` comes with the pip CUDA runtime headers and includes `crt/mma.h` from the pip NVCC
+headers: `include_dirs()` finds both, and `use_headers()` hands them to numba-cuda's NVRTC
+(`NUMBA_CUDA_NVRTC_EXTRA_SEARCH_PATHS`). Without a GPU, `compile_check()` compiles the same source
+with NVRTC for sm_75 and returns its PTX (the `wmma.mma.sync` instruction is in it); the simulator
+cannot run C++, so the kernel itself runs on a GPU only."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+SOURCE = r"""
+#include <mma.h>
+using namespace nvcuda;
+
+// One warp: c (16x16 fp32, row-major) = a (16x16 fp16, row-major) @ b (16x16 fp16, column-major).
+extern "C" __device__ int wmma_tile(int *status, const __half *a, const __half *b, float *c) {
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> fb;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> fc;
+    wmma::fill_fragment(fc, 0.0f);
+    wmma::load_matrix_sync(fa, a, 16);
+    wmma::load_matrix_sync(fb, b, 16);
+    wmma::mma_sync(fc, fa, fb, fc);
+    wmma::store_matrix_sync(c, fc, 16, wmma::mem_row_major);
+    *status = 0;
+    return 0;
+}
+"""
+
+
+def include_dirs() -> list[str]:
+    """The pip CUDA runtime's and NVCC's include folders (mma.h, cuda_fp16.h; crt/mma.h)."""
+    import importlib
+
+    out = []
+    for name in ("nvidia.cuda_runtime", "nvidia.cuda_nvcc"):
+        try:
+            mod = importlib.import_module(name)
+        except ImportError:
+            continue
+        for base in mod.__path__:
+            if os.path.isdir(os.path.join(base, "include")):
+                out.append(os.path.join(base, "include"))
+    if not any(os.path.exists(os.path.join(d, "mma.h")) for d in out):
+        raise FileNotFoundError(
+            "mma.h not found: install the CUDA headers from pip (nvidia-cuda-runtime-cu12 and "
+            "nvidia-cuda-nvcc-cu12, which numba-cuda[cu12] brings)"
+        )
+    return out
+
+
+def source_file() -> str:
+    """SOURCE written to a file (declare_device links a path)."""
+    path = os.path.join(tempfile.gettempdir(), "massively_parallel_wmma_tile.cu")
+    if not os.path.exists(path) or open(path).read() != SOURCE:
+        with open(path, "w") as f:
+            f.write(SOURCE)
+    return path
+
+
+def use_headers() -> None:
+    """Point numba-cuda's NVRTC at the headers (before the first launch that links SOURCE)."""
+    paths = ":".join(include_dirs())
+    os.environ["NUMBA_CUDA_NVRTC_EXTRA_SEARCH_PATHS"] = paths
+    from numba.cuda.cudadrv import nvrtc
+
+    nvrtc.config.CUDA_NVRTC_EXTRA_SEARCH_PATHS = paths  # read at import: set it where it is read
+
+
+def compile_check(cc: tuple[int, int] = (7, 5)) -> str:
+    """SOURCE compiled by NVRTC for `cc` (no GPU needed): its PTX, or RuntimeError with the log."""
+    from cuda.bindings import nvrtc
+
+    err, prog = nvrtc.nvrtcCreateProgram(SOURCE.encode(), b"wmma_tile.cu", 0, [], [])
+    opts = [f"--gpu-architecture=compute_{cc[0]}{cc[1]}".encode(), b"-rdc=true"]
+    opts += [f"-I{d}".encode() for d in include_dirs()]
+    (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+    _, size = nvrtc.nvrtcGetProgramLogSize(prog)
+    log = b" " * size
+    nvrtc.nvrtcGetProgramLog(prog, log)
+    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        raise RuntimeError(f"NVRTC could not compile the wmma source: {log.decode(errors='replace')}")
+    _, size = nvrtc.nvrtcGetPTXSize(prog)
+    ptx = b" " * size
+    nvrtc.nvrtcGetPTX(prog, ptx)
+    nvrtc.nvrtcDestroyProgram(prog)
+    return ptx.decode(errors="replace")
+
+
+def kernel():
+    """The Numba kernel calling the linked C++ function (GPU only: it compiles on first launch):
+    kernel[1, 32](a, b_col_major, c) with flat arrays of 256: a and b float16 (a row-major, b
+    column-major: b.T.ravel()), c float32 (row-major)."""
+    import cffi
+    from numba import cuda, types
+
+    use_headers()
+    ptr = types.CPointer
+    wmma_tile = cuda.declare_device(
+        "wmma_tile",
+        types.int32(ptr(types.float16), ptr(types.float16), ptr(types.float32)),
+        link=source_file(),
+    )
+    ffi = cffi.FFI()
+
+    @cuda.jit
+    def wmma_kernel(a, b, c):
+        wmma_tile(ffi.from_buffer(a), ffi.from_buffer(b), ffi.from_buffer(c))
+
+    return wmma_kernel

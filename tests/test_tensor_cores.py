@@ -1,0 +1,194 @@
+"""The course's tensor-core intrinsics (helpers/tensor_cores.py): the instruction is in the PTX for
+sm_75 and sm_90; on the simulator the warp's mma equals NumPy's product on both engines ("auto"
+hands it to the reference engine and says why), dp4a equals NumPy's on both; and each misuse gets
+its diagnostic: a partial warp, a lane that skips the call, an unwritten fragment value, a fragment of
+the wrong type, an architecture without the instruction."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+from numba import cuda
+from numba.core.errors import TypingError
+
+from helpers import ptx, sim, tensor_cores
+from helpers.sim import errors as E
+from helpers.sim.mma import position
+from helpers.tensor_cores import arch_error, dp4a, mma_m16n8k8
+
+F16 = numba.types.float16
+
+
+@cuda.jit
+def one_tile(A, B, C):
+    lane = cuda.threadIdx.x
+    g, t = lane >> 2, lane & 3
+    a = cuda.local.array(4, F16)
+    b = cuda.local.array(2, F16)
+    c = cuda.local.array(4, numba.float32)
+    for i in range(4):
+        a[i] = A[g + 8 * (i >> 1), 2 * t + (i & 1)]
+        c[i] = 0.0
+    for i in range(2):
+        b[i] = B[2 * t + i, g]
+    mma_m16n8k8(a, b, c)
+    for i in range(4):
+        C[g + 8 * (i >> 1), 2 * t + (i & 1)] = c[i]
+
+
+@cuda.jit
+def half_the_warp(A, B, C):
+    lane = cuda.threadIdx.x
+    a = cuda.local.array(4, F16)
+    b = cuda.local.array(2, F16)
+    c = cuda.local.array(4, numba.float32)
+    for i in range(4):
+        a[i] = A[0, 0]
+        c[i] = 0.0
+    for i in range(2):
+        b[i] = B[0, 0]
+    if lane < 16:
+        mma_m16n8k8(a, b, c)
+    if lane == 0:
+        C[0, 0] = c[0]
+
+
+@cuda.jit
+def no_accumulator(A, B, C):
+    a = cuda.local.array(4, F16)
+    b = cuda.local.array(2, F16)
+    c = cuda.local.array(4, numba.float32)
+    for i in range(4):
+        a[i] = A[0, 0]
+    for i in range(2):
+        b[i] = B[0, 0]
+    mma_m16n8k8(a, b, c)
+    C[0, 0] = c[0]
+
+
+@cuda.jit
+def fp32_fragment(A, B, C):
+    a = cuda.local.array(4, numba.float32)
+    b = cuda.local.array(2, F16)
+    c = cuda.local.array(4, numba.float32)
+    for i in range(4):
+        a[i] = A[0, 0]
+        c[i] = 0.0
+    for i in range(2):
+        b[i] = B[0, 0]
+    mma_m16n8k8(a, b, c)
+    C[0, 0] = c[0]
+
+
+@cuda.jit
+def dot4(x, y, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = dp4a(x[i], y[i], 7)
+
+
+def _tile_inputs(seed=0):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((16, 8)).astype(np.float16)
+    B = rng.standard_normal((8, 8)).astype(np.float16)
+    return A, B, np.zeros((16, 8), np.float32)
+
+
+def test_layout_covers_each_element_once():
+    for frag, shape, n in (("a", (16, 8), 4), ("b", (8, 8), 2), ("c", (16, 8), 4)):
+        seen = [position(frag, lane, i) for lane in range(32) for i in range(n)]
+        assert sorted(seen) == [(r, c) for r in range(shape[0]) for c in range(shape[1])]
+
+
+@pytest.mark.parametrize("engine", ["greenlet", "auto"])
+def test_one_tile_matches_numpy(engine):
+    A, B, C = _tile_inputs()
+    launch = sim.launch(one_tile, 1, 32, (A, B, C), engine=engine)
+    want = A.astype(np.float64) @ B.astype(np.float64)
+    assert np.abs(C - want).max() < 1e-5
+    assert launch.engine == "greenlet"  # lockstep hands it over, saying why
+    if engine == "auto":
+        assert "mma_m16n8k8" in launch.fallback and "reference engine" in launch.fallback
+
+
+def test_lockstep_alone_refuses_the_mma_by_name():
+    with pytest.raises(E.Unsupported, match="mma_m16n8k8"):
+        sim.launch(one_tile, 1, 32, _tile_inputs(), engine="lockstep")
+
+
+def test_partial_warp_is_named():
+    with pytest.raises(E.WarpDivergence, match="do not exist in this block"):
+        sim.launch(one_tile, 1, 16, _tile_inputs(), engine="greenlet")
+
+
+def test_divergent_mma_is_named():
+    with pytest.raises(E.WarpDivergence, match="mma_m16n8k8 with mask 0xffffffff needs every lane"):
+        sim.launch(half_the_warp, 1, 32, _tile_inputs(), engine="greenlet")
+
+
+def test_unwritten_accumulator_is_named():
+    with pytest.raises(E.UninitializedRead):
+        sim.launch(no_accumulator, 1, 32, _tile_inputs(), engine="greenlet", defer_uninit=False)
+
+
+def test_fp32_fragment_is_named_on_the_simulator_and_refused_by_numba():
+    want = "fragment A .* must be cuda.local.array\\(4, numba.types.float16\\)"
+    with pytest.raises(E.KernelException, match=want):
+        sim.launch(fp32_fragment, 1, 32, _tile_inputs(), engine="greenlet")
+    if ptx.available():
+        with pytest.raises(ptx.NumbaRejected, match="fragment A must be a 1-D local array of float16"):
+            ptx.ptx_check(fp32_fragment, _tile_inputs())
+
+
+@pytest.mark.parametrize("cc", [(7, 5), (9, 0)])
+def test_instructions_in_the_ptx(cc):
+    if not ptx.available():
+        pytest.skip("NVVM is not installed: no PTX compile check here")
+    text = ptx.ptx_check(one_tile, _tile_inputs(), cc=cc)
+    assert "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32" in text
+    x = np.zeros(4, np.int32)
+    assert "dp4a.s32.s32" in ptx.ptx_check(dot4, (x, x, x), cc=cc)
+
+
+def test_architecture_without_mma(monkeypatch):
+    assert arch_error("mma_m16n8k8", (7, 5), (7, 5)) is None
+    assert "compute capability 7.5 or newer, and this one is 6.0" in arch_error("mma_m16n8k8", (7, 5), (6, 0))
+    # the typer asks for the target's compute capability (numba-cuda caches a device function's
+    # typing per signature, so the refusal is tested at the typer's question, not by recompiling)
+    monkeypatch.setattr(tensor_cores, "_target_cc", lambda: (7, 0))
+    with pytest.raises(TypingError, match="this one is 7.0"):
+        tensor_cores._require("mma_m16n8k8", tensor_cores.MMA_ARCH)
+
+
+@pytest.mark.parametrize("engine", ["greenlet", "auto", "lockstep"])
+def test_dp4a_matches_numpy(engine):
+    rng = np.random.default_rng(1)
+    xb = rng.integers(-128, 128, (40, 4), dtype=np.int8)
+    yb = rng.integers(-128, 128, (40, 4), dtype=np.int8)
+    xb[0], yb[0] = -128, -128  # the largest products
+    x, y = xb.view(np.int32).ravel(), yb.view(np.int32).ravel()
+    out = np.zeros(40, np.int32)
+    launch = sim.launch(dot4, 2, 32, (x, y, out), engine=engine)
+    want = (xb.astype(np.int64) * yb.astype(np.int64)).sum(1) + 7
+    np.testing.assert_array_equal(out, want)
+    assert launch.engine == ("greenlet" if engine == "greenlet" else "lockstep")
+
+
+def test_parity_script_is_ready_for_a_gpu():
+    """tests/tc_parity.py: its simulator half runs and every kernel compiles for sm_75."""
+    import tc_parity
+
+    d = tc_parity.inputs()
+    out = tc_parity.on_simulator({k: v.copy() for k, v in d.items()})
+    assert set(out) == {"mul", "add", "fma2", "div", "narrow", "half_sum", "mma", "dp4a"}
+    assert tc_parity.compare(out, out, d)  # the comparison passes itself ...
+    wrong = dict(out, mul=out["mul"] + np.float16(1))
+    assert not tc_parity.compare(out, wrong, d)  # ... and can fail
+    if ptx.available():
+        n = d["a"].size
+        h = np.zeros(n, np.float16)
+        ptx.ptx_check(tc_parity.half_ops, (d["a"], d["b"], d["c"], h, h, h, h, h))
+        ptx.ptx_check(tc_parity.half_sum, (d["sums"], np.zeros(256, np.float16)))
+        ptx.ptx_check(tc_parity.mma_tiles, (d["mc"], d["ma"], d["mb"]))
+        ptx.ptx_check(tc_parity.dp4a_all, (d["x"], d["y"], d["z"], np.zeros(n, np.int32)))
