@@ -1,0 +1,117 @@
+"""Compile every registered reference kernel with each compiler of the check and print a table.
+
+    python -m tools.compilers [--compilers numba-cuda,mlir] [--cc 7.5] [--markdown] [NAME ...]
+
+For each puzzle: the CUDA features its reference uses (shared/local arrays, atomics, shuffles,
+votes, grid sync...), and per compiler "ok" (with seconds) or the first line of its refusal. A compiler
+that is not installed gets one line and no column. Needs no GPU (PTX for the T4, sm_75, by default);
+on a GPU machine the same command is the GPU side's check. Exit 1 when a reference fails under
+numba-cuda (the course's compiler); numba-cuda-mlir's failures are what the table is for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+
+import numpy as np
+
+FEATURES = (  # (column text, what in the kernel's source shows it)
+    ("shared", r"cuda\.shared\.array"),
+    ("local", r"cuda\.local\.array"),
+    ("const", r"cuda\.const\.array_like"),
+    ("atomic", r"cuda\.atomic\."),
+    ("shfl", r"cuda\.shfl_"),
+    ("vote", r"cuda\.(all|any|ballot|eq)_sync|cuda\.activemask"),
+    ("grid sync", r"this_grid\(\)|\.sync\(\)"),
+    ("barrier", r"cuda\.syncthreads"),
+    ("device fn", r"device=True"),
+)
+
+
+def features(kernel) -> str:
+    import inspect
+
+    from helpers.sim.kernel import py_func
+
+    fn = py_func(kernel)
+    try:
+        source = inspect.getsource(fn)
+    except (OSError, TypeError):
+        return "?"
+    # device functions it calls: their source counts too
+    for name in fn.__code__.co_names:
+        g = fn.__globals__.get(name)
+        if hasattr(g, "py_func"):
+            try:
+                source += inspect.getsource(g.py_func) + "device=True"
+            except (OSError, TypeError):
+                pass
+    return ", ".join(label for label, pattern in FEATURES if re.search(pattern, source)) or "-"
+
+
+def compile_one(name: str, compiler: str, cc) -> tuple[bool, str, float]:
+    """(worked, first error line or "", seconds) for puzzle `name`'s reference."""
+    import puzzles
+    from helpers import ptx
+    from helpers.runs import prepare_args
+
+    os.environ[ptx.COMPILER_ENV] = compiler
+    p = puzzles.get(name)
+    cases = p.cases_for(p.reference, np.random.default_rng(0))
+    args = prepare_args(p, cases[0])[0]
+    t0 = time.perf_counter()
+    try:
+        ptx.ptx_check(p.reference, args, cc=cc)
+        return True, "", time.perf_counter() - t0
+    except ptx.NumbaRejected as e:
+        said = str(e).split("Numba says:\n", 1)[-1].strip().splitlines()
+        return False, (said[0].strip() if said else str(e).splitlines()[0])[:120], time.perf_counter() - t0
+    except Exception as e:  # noqa: BLE001 - a crash in a compiler is a row of the table, not the end
+        return False, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:120], 0.0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("names", nargs="*", help="puzzles (default: every registered one)")
+    ap.add_argument("--compilers", default="numba-cuda,mlir")
+    ap.add_argument("--cc", default="7.5", help="compute capability of the PTX (default 7.5, the T4)")
+    ap.add_argument("--markdown", action="store_true", help="a Markdown table (helpers/README.md)")
+    args = ap.parse_args(argv)
+    import puzzles
+    from helpers import ptx
+
+    cc = tuple(int(x) for x in args.cc.split("."))
+    names = args.names or puzzles.names()
+    compilers = []
+    for c in args.compilers.split(","):
+        os.environ[ptx.COMPILER_ENV] = c
+        if ptx.available():
+            compilers.append(c)
+        else:
+            print(f"{c}: not installed here (or no NVVM): skipped")
+    rows, failed = [], {c: 0 for c in compilers}
+    for name in names:
+        cells = []
+        for c in compilers:
+            ok, why, sec = compile_one(name, c, cc)
+            failed[c] += not ok
+            cells.append(f"ok ({sec:.1f} s)" if ok else f"FAILS: {why}")
+        rows.append((name, features(puzzles.get(name).reference), *cells))
+    head = ("puzzle", "uses", *compilers)
+    if args.markdown:
+        print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
+        for r in rows:
+            print("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |")
+    else:
+        for r in [head, *rows]:
+            print("  ".join(f"{c:<24}" if i < 2 else c for i, c in enumerate(r)))
+    print(f"sm_{cc[0]}{cc[1]}: " + "; ".join(f"{c}: {len(names) - n}/{len(names)} compile" for c, n in failed.items()))
+    return int(failed.get("numba-cuda", 0) > 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
