@@ -148,7 +148,11 @@ def _mlir_check(fn, args, cc) -> tuple:
     try:
         return None, mlir.compile_ptx(fn, plain, cc)
     except Exception as e:  # noqa: BLE001 - every error type means "not compilable"
-        return _explain(e, fn).replace("Real Numba", f"Real Numba ({mlir.NAME})", 1), ""
+        root = e
+        while root.__cause__ or root.__context__:  # its internal errors hide the cause in the chain
+            root = root.__cause__ or root.__context__
+        cause = f"\nCause: {type(root).__name__}: {root}".splitlines()[:2] if root is not e else []
+        return _explain(e, fn).replace("Real Numba", f"Real Numba ({mlir.NAME})", 1) + "\n".join(cause), ""
 
 
 def _with_lines(fn, sig, cc) -> str | None:

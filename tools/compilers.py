@@ -12,6 +12,7 @@ numba-cuda (the course's compiler); numba-cuda-mlir's failures are what the tabl
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import sys
@@ -68,10 +69,29 @@ def compile_one(name: str, compiler: str, cc) -> tuple[bool, str, float]:
         ptx.ptx_check(p.reference, args, cc=cc)
         return True, "", time.perf_counter() - t0
     except ptx.NumbaRejected as e:
-        said = str(e).split("Numba says:\n", 1)[-1].strip().splitlines()
-        return False, (said[0].strip() if said else str(e).splitlines()[0])[:120], time.perf_counter() - t0
+        said = [ln.strip() for ln in str(e).split("Numba says:\n", 1)[-1].splitlines() if ln.strip()]
+        best = [ln for ln in said if "error:" in ln or "Untyped" in ln]
+        best = best or [ln for ln in said if ln.startswith("Cause:")] or said or ["?"]
+        return False, best[-1].removeprefix("Cause: ")[:160], time.perf_counter() - t0
     except Exception as e:  # noqa: BLE001 - a crash in a compiler is a row of the table, not the end
         return False, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:120], 0.0
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """numba-cuda-mlir's MLIR prints a failing kernel's whole IR on file descriptors 1 and 2."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved, null = [os.dup(1), os.dup(2)], os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, null):
+            os.close(fd)
 
 
 def main(argv=None) -> int:
@@ -97,7 +117,8 @@ def main(argv=None) -> int:
     for name in names:
         cells = []
         for c in compilers:
-            ok, why, sec = compile_one(name, c, cc)
+            with _quiet_stderr():
+                ok, why, sec = compile_one(name, c, cc)
             failed[c] += not ok
             cells.append(f"ok ({sec:.1f} s)" if ok else f"FAILS: {why}")
         rows.append((name, features(puzzles.get(name).reference), *cells))
