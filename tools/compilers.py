@@ -130,7 +130,8 @@ def main(argv=None) -> int:
     else:
         for r in [head, *rows]:
             print("  ".join(f"{c:<24}" if i < 2 else c for i, c in enumerate(r)))
-    print(f"sm_{cc[0]}{cc[1]}: " + "; ".join(f"{c}: {len(names) - n}/{len(names)} compile" for c, n in failed.items()))
+    counts = "; ".join(f"{c}: {len(names) - n}/{len(names)} compile" for c, n in failed.items())
+    print(f"sm_{cc[0]}{cc[1]}: {counts}")
     return int(failed.get("numba-cuda", 0) > 0)
 
 
