@@ -35,6 +35,25 @@ def compile_ptx(fn, args, cc) -> str:
     return mcuda.compile_ptx(_rebound(fn, {}), sig, cc=cc)[0]
 
 
+def jit(fn):
+    """`fn` (a numba-cuda kernel or its function) as a numba-cuda-mlir kernel, to launch on a GPU."""
+    from numba_cuda_mlir import cuda as mcuda
+
+    return mcuda.jit(_rebound(getattr(fn, "py_func", fn), {}))
+
+
+def run(fn, grid, block, args, shared_bytes: int = 0) -> list:
+    """Launch `fn` compiled by numba-cuda-mlir on the GPU; the arguments after the run (arrays copied
+    back from the device)."""
+    import numpy as np
+    from numba_cuda_mlir import cuda as mcuda
+
+    dev = [mcuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
+    jit(fn)[grid, block, 0, shared_bytes](*dev)
+    mcuda.synchronize()
+    return [d.copy_to_host() if isinstance(a, np.ndarray) else a for a, d in zip(args, dev)]
+
+
 def _rebound(fn, done: dict):
     """`fn` with numba-cuda's globals replaced by numba-cuda-mlir's (device functions recursively)."""
     if id(fn) in done:

@@ -77,6 +77,35 @@ def compile_one(name: str, compiler: str, cc) -> tuple[bool, str, float]:
         return False, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:120], 0.0
 
 
+def run_one(name: str, compiler: str) -> str:
+    """Puzzle `name`'s reference run on the GPU (case 0) compiled by `compiler`, against the spec."""
+    import puzzles
+    from helpers import device, mlir
+    from helpers.compare import compare
+    from helpers.runs import expected, prepare_args
+
+    p = puzzles.get(name)
+    case = p.cases_for(p.reference, np.random.default_rng(0))[0]
+    args, _, _, pristine = prepare_args(p, case)
+    try:
+        if compiler == "mlir":
+            after = mlir.run(p.reference, case.grid, case.block, args, case.shared_bytes)
+        else:
+            to_device = device.STATE.real("to_device")
+            dev = [to_device(a) if isinstance(a, np.ndarray) else a for a in args]
+            device.gpu_launch(p.reference, case.grid, case.block, dev, case.shared_bytes)
+            device.STATE.real("synchronize")()
+            after = [d.copy_to_host() if isinstance(a, np.ndarray) else a for a, d in zip(args, dev)]
+    except Exception as e:  # noqa: BLE001 - a failed launch is a row of the table
+        return f"FAILS: {type(e).__name__}: {(str(e).splitlines() or [''])[0][:120]}"
+    want = expected(p, case, pristine)
+    for n in p.outputs:
+        problem = compare(want[n], after[p.signature.index(n)], p)
+        if problem:
+            return f"WRONG {n}: {problem.splitlines()[0][:120]}"
+    return "runs right"
+
+
 @contextlib.contextmanager
 def _quiet_stderr():
     """numba-cuda-mlir's MLIR prints a failing kernel's whole IR on file descriptors 1 and 2."""
@@ -100,11 +129,18 @@ def main(argv=None) -> int:
     ap.add_argument("--compilers", default="numba-cuda,mlir")
     ap.add_argument("--cc", default="7.5", help="compute capability of the PTX (default 7.5, the T4)")
     ap.add_argument("--markdown", action="store_true", help="a Markdown table (helpers/README.md)")
+    ap.add_argument("--run", action="store_true", help="also run each reference on the GPU (GPU only)")
     args = ap.parse_args(argv)
     import puzzles
     from helpers import ptx
 
     cc = tuple(int(x) for x in args.cc.split("."))
+    if args.run:
+        from helpers.device import gpu_present
+
+        if not gpu_present():
+            print("--run needs a CUDA GPU and numba-cuda finds none here: nothing was run.")
+            return 2
     names = args.names or puzzles.names()
     compilers = []
     for c in args.compilers.split(","):
@@ -121,6 +157,11 @@ def main(argv=None) -> int:
                 ok, why, sec = compile_one(name, c, cc)
             failed[c] += not ok
             cells.append(f"ok ({sec:.1f} s)" if ok else f"FAILS: {why}")
+            if args.run and ok:
+                with _quiet_stderr():
+                    ran = run_one(name, c)
+                failed[c] += ran != "runs right"
+                cells[-1] += f"; {ran}"
         rows.append((name, features(puzzles.get(name).reference), *cells))
     head = ("puzzle", "uses", *compilers)
     if args.markdown:
