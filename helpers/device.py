@@ -12,6 +12,7 @@ asks `STATE.real(name)` for numba-cuda's own function.
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any, Callable
 
 # puzzle-sized grids are small on purpose; Numba's low-occupancy warning is noise for them
@@ -26,6 +27,7 @@ class DeviceState:
         self.name: str | None = None  # "sim" or "gpu" once chosen
         self.gpu: bool | None = None  # cached answer of gpu_present()
         self.saved: dict[str, Any] = {}  # numba-cuda's own functions, while patched
+        self.saved_mlir: dict[str, Any] = {}  # numba-cuda-mlir's, where its kernels are in use
 
     def gpu_present(self) -> bool:
         """True when numba-cuda sees a usable CUDA GPU (cached)."""
@@ -88,8 +90,29 @@ class DeviceState:
         for name, fn in {**host.HOST_API, "synchronize": _sync_nothing}.items():
             self.saved[name] = getattr(cuda, name)
             setattr(cuda, name, fn)
+        self._patch_mlir()
+
+    def _patch_mlir(self) -> None:
+        """The same for kernels written `from numba_cuda_mlir import cuda`, when it is imported."""
+        mlir = sys.modules.get("numba_cuda_mlir.descriptor")
+        mcuda = sys.modules.get("numba_cuda_mlir.cuda")
+        if mlir is None or mcuda is None:
+            return
+        from .sim import host
+
+        self.saved_mlir["getitem"] = mlir.MLIRDispatcher.__getitem__
+        mlir.MLIRDispatcher.__getitem__ = lambda self, config: _SimLaunch(self, config)
+        for name, fn in {**host.HOST_API, "synchronize": _sync_nothing}.items():
+            if hasattr(mcuda, name):
+                self.saved_mlir[name] = getattr(mcuda, name)
+                setattr(mcuda, name, fn)
 
     def _unpatch(self) -> None:
+        if self.saved_mlir:
+            mcuda, mlir = sys.modules["numba_cuda_mlir.cuda"], sys.modules["numba_cuda_mlir.descriptor"]
+            mlir.MLIRDispatcher.__getitem__ = self.saved_mlir.pop("getitem")
+            for name in list(self.saved_mlir):
+                setattr(mcuda, name, self.saved_mlir.pop(name))
         if not self.saved:
             return
         import numba.cuda as cuda

@@ -5,9 +5,10 @@ Every notebook's setup cell calls `prepare()` before anything imports numba's CU
 - Colab's GPU runtime already has numba, numba-cuda (with NVVM), numpy and matplotlib: nothing
   is installed.
 - Colab's CPU-only runtime has numba and numpy but no numba-cuda: `prepare()` installs numba-cuda
-  and the two NVIDIA compiler wheels (about 140 MB, the smallest set with which `compile_ptx`
-  works for sm_75), then switches numba's CUDA target to it in the running kernel, so no restart
-  is needed. Where that cannot be done, kernels run on the simulator and it says what is missing.
+  and the two NVIDIA compiler wheels (the smallest set with which `compile_ptx` works for sm_75:
+  about 140 MB for CUDA 12, 350 MB for CUDA 13, chosen by `runtime_cuda()`), then switches numba's
+  CUDA target to it in the running kernel, so no restart is needed. Where that cannot be done,
+  kernels run on the simulator and it says what is missing.
 - Anywhere else it installs nothing and says what is missing.
 
 `explain(exc)` turns the errors of a wrong environment (setup not run, numba-cuda or NVVM missing,
@@ -36,6 +37,19 @@ COMPILE_WHEELS = (
     "nvidia-cuda-nvcc-cu12==12.8.93",
     "nvidia-cuda-nvrtc-cu12==12.8.93",
 )
+# A CUDA 13 runtime (torch cu130, cupy-cuda13x: the likely next Colab) gets the CUDA 13.0 compiler,
+# which driver 580 (CUDA 13.0) loads; numba-cuda 0.30.4 is the first with a cu13 extra and takes
+# numba 0.61. The wheels lost their -cu12 suffix; nvidia-nvvm holds NVVM.
+COMPILE_WHEELS_CU13 = (
+    "numba-cuda==0.30.4",
+    "cuda-bindings==13.0.3",
+    "cuda-core==1.2.2",
+    "cuda-pathfinder==1.9.1",
+    "nvidia-nvvm==13.0.88",
+    "nvidia-cuda-nvrtc==13.0.88",
+)
+COMPILE_SETS = {12: COMPILE_WHEELS, 13: COMPILE_WHEELS_CU13}
+NVVM_WHEEL = {12: "nvidia-cuda-nvcc-cu12", 13: "nvidia-nvvm"}  # the wheel that holds NVVM
 # numba-cuda takes over `numba.cuda` through .pth files run at interpreter start; installed into
 # a running kernel, these modules do the same thing if imported before `numba.cuda` is.
 REDIRECTORS = ("_cuda_bindings_redirector", "_numba_cuda_redirector")
@@ -60,7 +74,7 @@ NVVM_MISSING = (
 PTX_TOO_NEW = (
     "The GPU driver is older than the CUDA compiler that produced this kernel's PTX "
     "(CUDA_ERROR_UNSUPPORTED_PTX_VERSION){driver}. Fix: update the NVIDIA driver, or install "
-    'the NVVM that matches it, e.g. `pip install "nvidia-cuda-nvcc-cu12=={cuda}.*"`, and '
+    'the NVVM that matches it, e.g. `pip install "{wheel}=={cuda}.*"`, and '
     "restart the kernel. On Colab: Runtime > Disconnect and delete runtime gives a fresh one."
 )
 NO_GPU = (
@@ -107,12 +121,54 @@ def require_setup() -> None:
         raise EnvironmentProblem(SETUP_FIRST)
 
 
-def install_compiler(run=subprocess.run) -> str | None:
-    """Install COMPILE_WHEELS into the running interpreter; None on success, else why not."""
+def _driver_major() -> int | None:
+    """The CUDA major of the installed driver (libcuda's own answer, without importing numba.cuda)."""
+    import ctypes
+
+    try:
+        version = ctypes.c_int()
+        if ctypes.CDLL("libcuda.so.1").cuDriverGetVersion(ctypes.byref(version)) == 0:
+            return version.value // 1000
+    except (OSError, AttributeError):
+        pass
+    return None
+
+
+def _wheels_major(dists=None) -> int | None:
+    """The CUDA major the runtime's wheels were built for: torch's +cuNNN, cupy-cudaNNx, cuda-bindings."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def get(name):
+        try:
+            return dists[name] if dists is not None else version(name)
+        except (KeyError, PackageNotFoundError):
+            return None
+
+    torch = get("torch") or ""
+    if "+cu" in torch:
+        return int(torch.split("+cu")[1]) // 10
+    for major in (13, 12):
+        if get(f"cupy-cuda{major}x"):
+            return major
+    bindings = get("cuda-bindings")
+    return int(bindings.split(".")[0]) if bindings else None
+
+
+def runtime_cuda(driver=_driver_major, wheels=_wheels_major) -> int:
+    """The CUDA major of this runtime: its driver's where there is one, else its CUDA wheels'; 12 when
+    nothing says (today's Colab). Picks the compile check's wheels, which must match it."""
+    major = driver() or wheels() or 12
+    return major if major in COMPILE_SETS else max((k for k in COMPILE_SETS if k <= major), default=12)
+
+
+def install_compiler(run=subprocess.run, cuda: int | None = None) -> str | None:
+    """Install the compile check's wheels (COMPILE_SETS[cuda], default `runtime_cuda()`) into the
+    running interpreter; None on success, else why not."""
     if "numba.cuda" in sys.modules:
         return NEEDS_RESTART
+    wheels = COMPILE_SETS[cuda or runtime_cuda()]
     done = run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", *COMPILE_WHEELS],
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", *wheels],
         capture_output=True,
         text=True,
     )
@@ -182,7 +238,8 @@ def explain(exc: BaseException) -> str | None:
         drv = _driver_cuda()
         driver = f"; this driver supports CUDA {drv[0]}.{drv[1]}" if drv else ""
         cuda = f"{drv[0]}.{drv[1]}" if drv else "12.X"
-        return PTX_TOO_NEW.format(driver=driver, cuda=cuda)
+        wheel = NVVM_WHEEL.get(drv[0] if drv else 12, NVVM_WHEEL[13])
+        return PTX_TOO_NEW.format(driver=driver, cuda=cuda, wheel=wheel)
     if any(
         s in text
         for s in (

@@ -1,8 +1,9 @@
 """The third engine: compile a kernel to PTX for the T4 (sm_75) with real numba-cuda.
 
-No GPU or driver is needed (NVVM comes from pip through numba-cuda[cu12]). A kernel
+No GPU or driver is needed (NVVM comes from pip through numba-cuda[cu12] or [cu13]). A kernel
 the simulator runs but Numba cannot compile (lists, Python objects, dynamic
-shapes) fails here with Numba's own message.
+shapes) fails here with Numba's own message. MP_COMPILER=mlir compiles with numba-cuda-mlir
+instead (helpers/mlir.py), the learner's code unchanged.
 """
 
 from __future__ import annotations
@@ -54,8 +55,24 @@ class NumbaRejected(Exception):
     """Real Numba refused to compile the kernel; the message explains why."""
 
 
+COMPILER_ENV = "MP_COMPILER"
+COMPILERS = ("numba-cuda", "mlir")
+
+
+def compiler() -> str:
+    """The compiler of the check: MP_COMPILER=numba-cuda (the default) or mlir (numba-cuda-mlir)."""
+    name = os.environ.get(COMPILER_ENV, "numba-cuda").strip().lower() or "numba-cuda"
+    if name not in COMPILERS:
+        raise ValueError(f"{COMPILER_ENV} must be one of {', '.join(COMPILERS)}, not {name!r}")
+    return name
+
+
 def available() -> bool:
     """True when NVVM/NVRTC are installed so PTX compilation works."""
+    if compiler() == "mlir":
+        from . import mlir
+
+        return mlir.available()
     try:
         from numba.cuda.cudadrv import nvvm
 
@@ -97,7 +114,9 @@ def ptx_check(kernel, args, cc=T4) -> str:
             if n in fn.__code__.co_names and isinstance(v, (int, float, bool))
         )
     )
-    key = (fn.__code__, sig, consts, cc)
+    key = (fn.__code__, sig, consts, cc, compiler())
+    if key not in _cache and compiler() == "mlir":
+        _cache[key] = _mlir_check(fn, args, cc)
     if key not in _cache:
         err, text = None, ""
         compiled = _compiled_before(fn, sig, cc)
@@ -118,6 +137,22 @@ def ptx_check(kernel, args, cc=T4) -> str:
     if err:
         raise NumbaRejected(err)
     return text
+
+
+def _mlir_check(fn, args, cc) -> tuple:
+    """(refusal message or None, PTX) from numba-cuda-mlir."""
+    from . import mlir
+
+    plain = [a.__sim_array__() if hasattr(a, "__sim_array__") else a for a in args]
+    plain = [np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a for a in plain]
+    try:
+        return None, mlir.compile_ptx(fn, plain, cc)
+    except Exception as e:  # noqa: BLE001 - every error type means "not compilable"
+        root = e
+        while root.__cause__ or root.__context__:  # its internal errors hide the cause in the chain
+            root = root.__cause__ or root.__context__
+        cause = f"\nCause: {type(root).__name__}: {root}".splitlines()[:2] if root is not e else []
+        return _explain(e, fn).replace("Real Numba", f"Real Numba ({mlir.NAME})", 1) + "\n".join(cause), ""
 
 
 def _with_lines(fn, sig, cc) -> str | None:

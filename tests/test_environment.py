@@ -100,6 +100,7 @@ def test_unrelated_errors_pass_through():
 
 def test_colab_cpu_installs_the_compile_set_without_restart(fresh, monkeypatch):
     calls = []
+    monkeypatch.setattr(env, "runtime_cuda", lambda: 12)  # today's Colab, whatever this machine has
     monkeypatch.setattr(env, "has_numba_cuda", lambda: bool(calls))
     monkeypatch.delitem(sys.modules, "numba.cuda", raising=False)
 
@@ -113,6 +114,41 @@ def test_colab_cpu_installs_the_compile_set_without_restart(fresh, monkeypatch):
     assert {"numba-cuda==0.22.2", "nvidia-cuda-nvcc-cu12==12.8.93", "nvidia-cuda-nvrtc-cu12==12.8.93"} <= set(
         cmd
     )
+
+
+def test_a_cuda_13_runtime_gets_the_cuda_13_compiler(fresh, monkeypatch):
+    calls = []
+    monkeypatch.setattr(env, "has_numba_cuda", lambda: bool(calls))
+    monkeypatch.delitem(sys.modules, "numba.cuda", raising=False)
+    monkeypatch.setattr(env, "runtime_cuda", lambda: 13)
+    env.prepare(install=True, run=lambda cmd, **kw: calls.append(cmd) or subprocess.CompletedProcess(cmd, 0))
+    (cmd,) = calls
+    assert {"numba-cuda==0.30.4", "nvidia-nvvm==13.0.88", "cuda-bindings==13.0.3"} <= set(cmd)
+    assert not any("cu12" in c for c in cmd)
+
+
+@pytest.mark.parametrize(
+    "driver, wheels, major",
+    [
+        (None, {}, 12),  # nothing says: today's Colab
+        (13, {"torch": "2.11.0+cu128"}, 13),  # the driver wins on a GPU runtime
+        (12, {}, 12),
+        (None, {"torch": "2.12.0+cu130", "cuda-bindings": "12.9.7"}, 13),  # CPU runtime: torch's CUDA
+        (None, {"torch": "2.11.0+cu128"}, 12),
+        (None, {"cupy-cuda13x": "14.2.0"}, 13),
+        (None, {"cuda-bindings": "13.0.3"}, 13),
+        (None, {"torch": "2.14.0+cu142"}, 13),  # a CUDA 14 stack: the newest compiler set there is
+        (11, {}, 12),
+    ],
+)
+def test_runtime_cuda_reads_the_driver_then_the_wheels(driver, wheels, major):
+    assert env.runtime_cuda(lambda: driver, lambda: env._wheels_major(wheels)) == major
+
+
+def test_driver_older_than_cuda_13_ptx_names_the_cuda_13_wheel(monkeypatch):
+    monkeypatch.setattr(env, "_driver_cuda", lambda: (13, 0))
+    err = RuntimeError("CUDA_ERROR_UNSUPPORTED_PTX_VERSION")
+    assert 'pip install "nvidia-nvvm==13.0.*"' in env.explain(err)
 
 
 def test_colab_cpu_with_cuda_target_already_imported_says_restart(fresh, monkeypatch):

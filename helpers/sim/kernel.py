@@ -19,7 +19,14 @@ import numpy as np
 from .errors import LaunchError, Unsupported
 from .semantics import MATH, MATH_FUNCTIONS
 
-_DISPATCHER_NAMES = ("CUDADispatcher", "Dispatcher", "FakeCUDAKernel")
+_DISPATCHER_NAMES = ("CUDADispatcher", "Dispatcher", "FakeCUDAKernel", "MLIRDispatcher")
+# numba-cuda-mlir's `cuda` module (`from numba_cuda_mlir import cuda`): the simulator stands in for it too
+MLIR_CUDA = "numba_cuda_mlir.cuda"
+
+
+def is_cuda_module(v, real_cuda) -> bool:
+    """`v` is numba-cuda's `cuda` module or numba-cuda-mlir's."""
+    return v is real_cuda or (isinstance(v, types.ModuleType) and v.__name__ == MLIR_CUDA)
 
 
 def py_func(kernel):
@@ -53,7 +60,7 @@ def rebind(kernel, api, real_cuda, real_numba, aliases):
     root = py_func(kernel)
 
     def sub(v):
-        if v is real_cuda:
+        if is_cuda_module(v, real_cuda):
             return api
         if v is real_numba:
             return _NumbaProxy(real_numba, api)

@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import binding
 from .. import errors as E
-from ..kernel import _global_names, _is_dispatcher, py_func, uses_grid_sync
+from ..kernel import _global_names, _is_dispatcher, is_cuda_module, py_func, uses_grid_sync
 from ..options import Options
 from ..semantics import ALIASES, MATH_FUNCTIONS, SPIN_CHECK, Dim3, greenlet_steps
 from ..trace import ATOMIC, ArrayInfo, Trace
@@ -93,7 +93,7 @@ class Run(Declarations, Reports):
 
     # --- preparing the kernel
     def _sub(self, v: Any, module: str) -> Any:
-        if v is self._cuda_mod:
+        if is_cuda_module(v, self._cuda_mod):
             return self.cuda
         if v is self._numba:
             return NumbaProxy(self._numba, self.cuda)
