@@ -248,3 +248,13 @@ def test_graphs_need_a_gpu(sim_engine):
 
     with pytest.raises(graph.GraphError, match="need a GPU"):
         kernels.KernelBackend(CHECK, reference.init_params(CHECK, 0), graph=True)
+
+
+def test_the_profile_prints_where_the_time_goes(sim_engine, capsys):
+    """The --profile path end to end on the simulator (times are simulated; the GPU gives real ones):
+    both tables, fused with fewer launches, and a bound verdict."""
+    assert train.main(["--device", "sim", "--profile", "--batch", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "course kernels, one launch per op: 46 launches" in out, out
+    assert "course kernels, fused: 36 launches" in out, out
+    assert out.count("bound by the ") == 2 and "layernorm_backward_add" in out

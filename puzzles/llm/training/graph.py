@@ -31,9 +31,7 @@ def _driver():
         try:
             from cuda import cuda as driver  # cuda-python before 12.6 named the module so
         except ImportError as e:
-            raise GraphError(
-                "CUDA graphs need the cuda-bindings package (pip install cuda-bindings)"
-            ) from e
+            raise GraphError("CUDA graphs need the cuda-bindings package (pip install cuda-bindings)") from e
     return driver
 
 

@@ -17,7 +17,6 @@ How each op is launched (grids, the stream, fused or not, the timing of a profil
 """
 
 import math
-import time
 
 import numpy as np
 from numba import cuda
@@ -348,23 +347,6 @@ class KernelBackend(Launches):
         """A step's launches without reading the loss back (no synchronisation: for timing)."""
         self._forward_backward(tokens, targets)
         self._adamw(lr)
-
-    def profile_step(self, tokens, targets, lr):
-        """One step launch by launch (no graph), each launch timed: (kernel name, GPU ms between events
-        around it, host ms its launch call took) in launch order, and the step's wall-clock ms."""
-        self.prof = []
-        try:
-            cuda.synchronize()
-            t0 = time.perf_counter()
-            self.forward(tokens, targets)
-            self.backward()
-            self._adamw(lr)
-            cuda.synchronize()
-            wall = (time.perf_counter() - t0) * 1e3
-            rows = [(n, cuda.event_elapsed_time(e0, e1), host * 1e3) for n, e0, e1, host in self.prof]
-        finally:
-            self.prof = None
-        return rows, wall
 
     def _adamw(self, lr):
         self.t += 1
