@@ -9,8 +9,9 @@ The kernels and their arguments are the same: a graph fixes every pointer and sc
 the backend keeps its buffers (and the batch's) at fixed addresses and launches AdamW, whose step
 number and learning rate change, outside the graph.
 
-    capture_stream()          a non-blocking stream for Numba launches (capture needs one that is
-                              not the legacy default stream)
+    capture_stream()          a stream of its own for Numba launches (capture needs one that is not
+                              the legacy default stream); a blocking one, so that work and events on
+                              the default stream (timing.time_gpu's) stay ordered with it
     capture(stream, launch)   run `launch()` under capture on `stream`; returns a Graph to .launch()
 
 The driver calls go through `cuda.bindings` (numba-cuda's own dependency). Anything that stops a
@@ -44,12 +45,12 @@ def _ok(result, what):
 
 
 def capture_stream():
-    """A Numba stream over a new non-blocking driver stream (kept alive by the returned object)."""
+    """A Numba stream over a new driver stream (kept alive by the returned object)."""
     if not cuda.is_available():
         raise GraphError("CUDA graphs need a GPU (graph=True); the simulator runs launch by launch")
     d = _driver()
     cuda.current_context()  # the primary context must be current before the driver creates a stream
-    raw = _ok(d.cuStreamCreate(int(d.CUstream_flags.CU_STREAM_NON_BLOCKING)), "cuStreamCreate")
+    raw = _ok(d.cuStreamCreate(int(d.CUstream_flags.CU_STREAM_DEFAULT)), "cuStreamCreate")
     stream = cuda.external_stream(int(raw))
     stream._graph_raw = raw  # the driver handle lives as long as Numba's wrapper
     return stream
