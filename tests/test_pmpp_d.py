@@ -292,3 +292,14 @@ def test_ch18_benchmark_dry_run(fake_timing):
     rows = ch18.benchmark(size=(12, 9), rsqrt=False)
     assert "ch18_dcs_coarsened (fastmath)" in _names(rows)
     assert _names(rows)[-1] == "ch18_dcs_cutoff (direct-sum FLOPs)"
+
+
+def test_ch18_launch_shapes_fit_the_map():
+    """A block row of tx * coarsening points wider than the map computes terms nobody stores: the first
+    launch (128 x 8 on 512 points) did half its work so. Every searched shape fits; the old one did not."""
+    from puzzles.pmpp.ch18_electrostatics import bench
+
+    assert bench.fit_coarsening(512, 128, 8) == 4 and bench.fit_coarsening(512, 64, 8) == 8
+    grid = bench.rsqrt_grid(512)
+    assert list(grid.values())[0] == (128, 2, 4)
+    assert all(tx * c <= 512 for tx, _, c in grid.values()) and (128, 2, 8) not in grid.values()
