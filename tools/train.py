@@ -155,6 +155,8 @@ def main(argv=None) -> int:
 
             t0 = time.perf_counter()
             kw = dict(tile=args.tile) if args.device == "gpu" else {}
+            if args.device != "cpu":
+                kw.update(fused=args.fused)
             be = kernels.KernelBackend if args.device != "cpu" else loop.NumpyBackend
             rows = gradcheck.check(be, cfg, B=2 if size == "check" else args.batch, seed=args.seed, **kw)
             print(gradcheck.report(rows))

@@ -20,9 +20,11 @@ capture raises GraphError with the driver's reason; nothing falls back silently.
 
 from numba import cuda
 
+from puzzles.llm.training.loop import TrainingError
 
-class GraphError(RuntimeError):
-    pass
+
+class GraphError(TrainingError):
+    """Why a CUDA graph cannot be captured or launched here (a run stops with this one line)."""
 
 
 def _driver():
