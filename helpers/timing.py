@@ -129,7 +129,9 @@ def specialize(kernel, device_functions=(), jit_options=None, **constants):
 
     for dev in device_functions:
         f = getattr(dev, "py_func", dev)
-        g[f.__name__] = cuda.jit(device=True)(copy(f))
+        opts = getattr(dev, "targetoptions", {})  # keep an inline="always" (its local arrays stay registers)
+        keep = {k: opts[k] for k in ("inline", "forceinline") if opts.get(k) not in (None, False, "never")}
+        g[f.__name__] = cuda.jit(device=True, **keep)(copy(f))
     return cuda.jit(**(jit_options or {}))(copy(root))
 
 

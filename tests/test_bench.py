@@ -256,3 +256,38 @@ def test_profile_launcher_skips_without_gpu_and_names_bad_chapters(capsys):
     with pytest.raises(SystemExit):
         profile.main(["ch99"])
     assert "ch99" in capsys.readouterr().err and "ch08" in profile.STUDIES
+
+
+def test_assume_t4_needs_no_gpu_and_scales_a_results_file(tmp_path, capsys):
+    """`--assume t4` prints the T4's datasheet roofs and every goal on it; with `--from`, an H100
+    results file's rows scale by the datasheet ratio of their unit, a launch-bound row is flagged, and a
+    file that is not a results file gets one line."""
+    import json
+
+    from tools import bench
+
+    results = {
+        "device": {"name": "NVIDIA H100 80GB HBM3"},
+        "chapters": {
+            "ch02": {"rows": [{"name": "my_vecadd", "seconds": 1e-3, "bytes": 3.0e9, "flops": 0}]},
+            "ch05": {"rows": [{"name": "my_sgemm", "seconds": 2e-3, "bytes": 0, "flops": 1.0e11}]},
+            "llm2": {"rows": [{"name": "tiny", "seconds": 5e-6, "bytes": 1.0e6, "flops": 0}]},
+        },
+    }
+    path = tmp_path / "h100.json"
+    path.write_text(json.dumps(results))
+    assert bench.main(["--assume", "t4", "--only", "ch02", "--only", "ch05", "--from", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "320 GB/s, 8.1 TFLOP/s FP32, 40 SMs, 64 KiB shared per SM" in out
+    assert "ch05   prefetched" in out and "at most 5670 GFLOP/s" in out
+    line = next(x for x in out.splitlines() if x.split()[:2] == ["ch02", "my_vecadd"])
+    assert "3000 GB/s" in line and "287 GB/s" in line  # 3000 * 320 / 3350
+    line = next(x for x in out.splitlines() if x.split()[:2] == ["ch05", "my_sgemm"])
+    assert "50000 GFLOP/s" in line and "6045 GFLOP/s" in line  # 50 TFLOP/s * 8.1 / 67
+    line = next(x for x in out.splitlines() if "tiny" in x)
+    assert "0.052 ms" in line and "launch-bound" in line  # 5 us at 200 GB/s: latency, flagged
+    with pytest.raises(SystemExit):
+        bench.main(["--from", str(path)])
+    (tmp_path / "bad.json").write_text("{}")
+    assert bench.main(["--assume", "t4", "--only", "ch02", "--from", str(tmp_path / "bad.json")]) == 2
+    assert "error: cannot scale" in capsys.readouterr().out

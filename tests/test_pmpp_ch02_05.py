@@ -150,6 +150,44 @@ def test_prefetch_kernel_uses_128_bit_shared_loads():
     assert capped.targetoptions["max_registers"] == 128
 
 
+def test_two_stage_sgemm_matches_numpy_on_the_simulator(sim_engine):
+    """sgemm_fast.py's kernel (the benchmark's other SGEMM candidate) at small tiles: ragged shapes
+    take the bounds-tested loads, shapes of whole tiles the unchecked ones; both against float64."""
+    from puzzles.pmpp.ch05_memory_tiling import sgemm_fast as f
+
+    c = f.fast_constants(32, 32, 8, 4, 4)
+    k = ch05.specialize(f.prefetch2_matmul_kernel, (f._k1, f._k4, f._fetch), **c)
+    rng = np.random.default_rng(5)
+    for rows, inner, cols in ((64, 32, 64), (37, 9, 41), (5, 3, 3), (70, 40, 33)):
+        m = rng.normal(0, 1, (rows, inner)).astype(np.float32)
+        n = rng.normal(0, 1, (inner, cols)).astype(np.float32)
+        dp = cuda.to_device(np.full((rows, cols), np.nan, np.float32))
+        grid = (math.ceil(cols / 32), math.ceil(rows / 32))
+        k[grid, (c["TX"], c["TY"])](
+            dp, cuda.to_device(m.ravel()), cuda.to_device(n.ravel()), rows, inner, cols
+        )
+        np.testing.assert_allclose(dp.copy_to_host(), m.astype(np.float64) @ n, rtol=1e-4, atol=1e-4)
+    with pytest.raises(AssertionError, match="multiple of 4"):
+        f.fast_constants(128, 128, 6, 8, 8)
+
+
+def test_two_stage_sgemm_is_unrolled_and_stays_in_registers():
+    """At the benchmark's tiles: the k loop unrolled by 4 (4 x 64 multiply-adds fed by 16-byte shared
+    reads), nothing in local memory, no float64."""
+    from numba import types
+
+    from puzzles.pmpp.ch05_memory_tiling import sgemm_fast as f
+
+    flat, arr = types.float32[::1], types.float32[:, :]
+    sig = (arr, flat, flat, types.int64, types.int64, types.int64)
+    big = ch05.specialize(
+        f.prefetch2_matmul_kernel, (f._k1, f._k4, f._fetch), **f.fast_constants(128, 128, 8, 8, 8)
+    )
+    ptx, _ = cuda.compile_ptx(big.py_func, sig, cc=(9, 0))
+    assert ptx.count("fma.rn.f32") >= 256 and ptx.count("ld.shared.v4.f32") >= 16
+    assert "ld.local" not in ptx and ".f64" not in ptx and "ld.shared.f32" not in ptx
+
+
 def test_regtile_constants_reject_uneven_loads():
     with pytest.raises(AssertionError, match="whole shares"):
         ch05.regtile_constants(128, 128, 3, 8, 8)

@@ -271,7 +271,12 @@ def _names(rows):
     return [r.name for r in rows]
 
 
-def test_ch16_benchmark_dry_run(fake_timing):
+def test_ch16_benchmark_dry_run(fake_timing, monkeypatch):
+    from helpers import sim, tuning
+
+    # the searched GEMMs include chapter 5's 8 x 8-per-thread kernel: 64 outputs a thread, many steps
+    monkeypatch.setattr(sim.config, "steps_per_thread", sim.config.steps_per_thread * 8)
+    monkeypatch.setattr(tuning, "device_name", lambda: "simulator")  # the GEMM search, read-only cache
     rows = ch16.benchmark(layer=(1, 2, 3, 7, 6))  # validation runs on every variant
     assert _names(rows) == ["ch16 direct", "ch16 tiled, constant filter bank", ch16.GOAL["best"]]
     assert all(r.flops == 2 * 1 * 3 * 7 * 6 * 2 * 9 for r in rows)
@@ -292,3 +297,14 @@ def test_ch18_benchmark_dry_run(fake_timing):
     rows = ch18.benchmark(size=(12, 9), rsqrt=False)
     assert "ch18_dcs_coarsened (fastmath)" in _names(rows)
     assert _names(rows)[-1] == "ch18_dcs_cutoff (direct-sum FLOPs)"
+
+
+def test_ch18_launch_shapes_fit_the_map():
+    """A block row of tx * coarsening points wider than the map computes terms nobody stores: the first
+    launch (128 x 8 on 512 points) did half its work so. Every searched shape fits; the old one did not."""
+    from puzzles.pmpp.ch18_electrostatics import bench
+
+    assert bench.fit_coarsening(512, 128, 8) == 4 and bench.fit_coarsening(512, 64, 8) == 8
+    grid = bench.rsqrt_grid(512)
+    assert list(grid.values())[0] == (128, 2, 4)
+    assert all(tx * c <= 512 for tx, _, c in grid.values()) and (128, 2, 8) not in grid.values()

@@ -127,7 +127,8 @@ def test_the_pytorch_twin_agrees():
     assert np.abs(np.array(ours.losses) - theirs.losses).max() <= train.LOSS_TOL
 
 
-def test_gpu_launch_shapes_compile_and_pass_on_the_simulator(sim_engine, monkeypatch):
+@pytest.mark.parametrize("fused", [False, True])
+def test_gpu_launch_shapes_compile_and_pass_on_the_simulator(sim_engine, monkeypatch, fused):
     """No GPU in CI: the model at the GPU's launch shapes (16 x 16 tiles, 64-row splits) passes the
     gradient check on the simulator, and every kernel it launches compiles to PTX with those
     arguments (what a GPU run would compile)."""
@@ -157,12 +158,18 @@ def test_gpu_launch_shapes_compile_and_pass_on_the_simulator(sim_engine, monkeyp
 
     class GpuShaped(kernels.KernelBackend):
         def __init__(self, *a, **kw):
-            super().__init__(*a, tile=16, **kw)
+            super().__init__(*a, tile=16, fused=fused, **kw)
             self.k = {n: Checked(k) for n, k in self.k.items()}
+            self.fused = {n: Checked(k) for n, k in self.fused.items()}
 
     rows = gradcheck.check(GpuShaped, CHECK)
     assert all(ok for *_, ok in rows), gradcheck.report(rows)
-    assert len(compiled) == len(kernels.COURSE) - 1 + 3  # every launch but AdamW's (no step here)
+    if not fused:
+        assert len(compiled) == len(kernels.COURSE) - 1 + 3  # every launch but AdamW's (no step here)
+    else:
+        from puzzles.llm.training import fused as f
+
+        assert set(f.FUSED) <= set(compiled), sorted(compiled)
 
 
 def test_a_learners_tiled_kernels_are_sized_for_the_gpu_launch(sim_engine):
@@ -185,3 +192,69 @@ def test_a_learners_tiled_kernels_are_sized_for_the_gpu_launch(sim_engine):
     got = loop.train(kb, CHECK, **kw).losses
     want = loop.train(loop.NumpyBackend(CHECK, params), CHECK, **kw).losses
     assert np.allclose(got, want, rtol=0, atol=1e-5), (got, want)
+
+
+L2 = reference.Config(L=2, C=8, NH=2, T=4)  # two layers: the fused residual + LayerNorm crosses layers
+
+
+def test_fused_kernels_pass_the_check_and_cut_launches(sim_engine):
+    from puzzles.llm.training import fused, kernels
+
+    rows = gradcheck.check(kernels.KernelBackend, L2, fused=True)
+    assert all(ok for *_, ok in rows), gradcheck.report(rows)
+    tok = np.random.default_rng(0).integers(0, L2.V, (2, L2.T))
+    counts = []
+    for f in (False, True):
+        kb = kernels.KernelBackend(L2, reference.init_params(L2, 0), fused=f)
+        kb.step(tok, tok, 1e-3)  # the first step also fills the constant zero bias once
+        launches, _ = kb.profile_step(tok, tok, 1e-3)
+        counts.append(len(launches))
+        assert all(gpu >= 0 and host >= 0 for _, gpu, host in launches)
+    assert counts == [10 + 36 * L2.L, 10 + 26 * L2.L], counts
+    assert set(fused.FUSED) <= {name for name, *_ in launches}
+
+
+def test_a_wrong_fused_kernel_fails_the_check(sim_engine):
+    """The residual's gradient dropped from the fused LayerNorm backward: the layers below see only
+    the branch's gradient, so their weights' gradients are wrong and the check says so."""
+    from puzzles.llm.training import kernels
+
+    class Zeroed(kernels.KernelBackend):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, fused=True, **kw)
+
+        def _ln_back_add(self, dx, tmp, dw, db, dout, x, mean, rstd, w, dres, N, C):
+            # the known-wrong kernel: dres replaced by zeros (what forgetting `dres[r, j] +` computes)
+            zeros = self._buf("zeros", dres.shape)
+            kernels.zero_fill[(1,), (128,)](zeros.reshape(-1), zeros.size)
+            super()._ln_back_add(dx, tmp, dw, db, dout, x, mean, rstd, w, zeros, N, C)
+
+    rows = gradcheck.check(Zeroed, L2)
+    failed = {name for name, *_, ok in rows if not ok}
+    assert "0.w_qkv" in failed and "wte" in failed, gradcheck.report(rows)
+
+
+def test_a_learners_kernel_turns_its_fusion_off(sim_engine):
+    from puzzles.llm.training import kernels
+
+    yours = {"gelu_backward": kernels.COURSE["gelu_backward"]}
+    kb = kernels.KernelBackend(CHECK, reference.init_params(CHECK, 0), kernels=yours, fused=True)
+    assert "matmul_nt_gelu_backward" not in kb.fused and "linear_gelu_save" in kb.fused
+    assert kb.sources()["gelu_backward"] == "yours"
+
+
+def test_graphs_need_a_gpu(sim_engine):
+    from puzzles.llm.training import graph, kernels
+
+    with pytest.raises(graph.GraphError, match="need a GPU"):
+        kernels.KernelBackend(CHECK, reference.init_params(CHECK, 0), graph=True)
+
+
+def test_the_profile_prints_where_the_time_goes(sim_engine, capsys):
+    """The --profile path end to end on the simulator (times are simulated; the GPU gives real ones):
+    both tables, fused with fewer launches, and a bound verdict."""
+    assert train.main(["--device", "sim", "--profile", "--batch", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "course kernels, one launch per op: 46 launches" in out, out
+    assert "course kernels, fused: 36 launches" in out, out
+    assert out.count("bound by the ") == 2 and "layernorm_backward_add" in out

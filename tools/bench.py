@@ -8,6 +8,8 @@
     python -m tools.bench --scale 0.25    # smaller inputs (quick look; goals are judged at scale 1)
     python -m tools.bench --json out.json # where the results go (default: bench-<device>-<date>.json)
     MP_RETUNE=1 python -m tools.bench     # search every tuned knob again instead of using the cache
+    python -m tools.bench --assume t4 [--from out.json]   # no GPU: a T4's roofs, the goals on it, and
+                                          # a results file's rows scaled by datasheet (bench_assume.py)
 
 Each chapter validates its variants against NumPy before timing them and measures its ceiling
 (device copy or cuBLAS SGEMM; for the transformer kernels a peer row marked as the ceiling: torch's
@@ -318,7 +320,19 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--json", metavar="PATH", help="write the results here (default: bench-<device>-<date>.json)"
     )
+    parser.add_argument(
+        "--assume", choices=("t4",), help="no GPU needed: what each row would give on this GPU (datasheet)"
+    )
+    parser.add_argument(
+        "--from", dest="results", metavar="PATH", help="with --assume: a results file to scale"
+    )
     args = parser.parse_args(argv)
+    if args.results and not args.assume:
+        parser.error("--from goes with --assume")
+    if args.assume:
+        from tools import bench_assume
+
+        return bench_assume.report(args.assume, args.results, chapter_modules(set(args.only)))
 
     from helpers import timing, tuning
 

@@ -5,7 +5,10 @@
     python -m tools.train --gradcheck --device sim         # kernels' gradients vs float64, tiny model
     python -m tools.train --device gpu --steps 300 --torch-compare --json out.json --plot loss.png
     python -m tools.train --device gpu --gradcheck --size small       # the check at the training size
-    python -m tools.train --device gpu --speed --json speed.json      # tokens/s: kernels, eager, compile
+    python -m tools.train --device gpu --speed --json speed.json      # tokens/s: kernels (one launch per
+                                      # op, fused, fused + CUDA graph), PyTorch eager, torch.compile
+    python -m tools.train --device gpu --profile      # where a step's time goes, kernel by kernel
+    python -m tools.train --device gpu --fused --graph --steps 300    # train with the fast path
     python -m tools.train --device gpu --report DIR   # all three above, unattended: DIR/gradcheck.json,
                                                       # DIR/train.json, DIR/loss.png, DIR/speed.json
 
@@ -50,6 +53,9 @@ def parse(argv):
     ap.add_argument("--torch-compare", action="store_true")
     ap.add_argument("--gradcheck", action="store_true", help="check the gradients and exit")
     ap.add_argument("--speed", action="store_true", help="tokens/s of a step: kernels, eager, compiled")
+    ap.add_argument("--profile", action="store_true", help="time a step's launches, kernel by kernel")
+    ap.add_argument("--fused", action="store_true", help="the fused kernels (puzzles/llm/training/fused.py)")
+    ap.add_argument("--graph", action="store_true", help="GPU: replay forward+backward as a CUDA graph")
     ap.add_argument("--json", default=None)
     ap.add_argument("--plot", default=None, help="save the loss curve (PNG)")
     ap.add_argument(
@@ -74,7 +80,9 @@ def backend_for(args, cfg, params):
 
     if args.device == "cpu":
         return loop.NumpyBackend(cfg, params)
-    return kernels.KernelBackend(cfg, params, tile=args.tile if args.device == "gpu" else 4)
+    return kernels.KernelBackend(
+        cfg, params, tile=args.tile if args.device == "gpu" else 4, fused=args.fused, graph=args.graph
+    )
 
 
 def select_engine(device):
@@ -147,6 +155,8 @@ def main(argv=None) -> int:
 
             t0 = time.perf_counter()
             kw = dict(tile=args.tile) if args.device == "gpu" else {}
+            if args.device != "cpu":
+                kw.update(fused=args.fused)
             be = kernels.KernelBackend if args.device != "cpu" else loop.NumpyBackend
             rows = gradcheck.check(be, cfg, B=2 if size == "check" else args.batch, seed=args.seed, **kw)
             print(gradcheck.report(rows))
@@ -155,6 +165,10 @@ def main(argv=None) -> int:
             print(f"gradient check {'passed' if ok else 'FAILED'} in {out['gradcheck']['seconds']:.1f} s")
         elif args.speed:
             out["speed"] = speed(args, cfg)
+        elif args.profile:
+            from tools.train_profile import profile
+
+            out["profile"] = profile(args, cfg)
         else:
             params = reference.init_params(cfg, args.seed)
             kw = dict(steps=args.steps, B=args.batch, seed=args.seed, lr=args.lr, eval_every=args.eval_every)
@@ -236,11 +250,23 @@ def speed(args, cfg):
     if args.device == "gpu":
         from numba import cuda
 
-        be = kernels.KernelBackend(cfg, params, tile=args.tile)
-        rows["course kernels"] = tokens_per_second(be, cfg, args.batch, sync=cuda.synchronize)
+        variants = (
+            ("course kernels", {}),
+            ("course kernels, fused", dict(fused=True)),
+            ("course kernels, fused + CUDA graph", dict(fused=True, graph=True)),
+        )
+        for name, kw in variants:
+            try:
+                be = kernels.KernelBackend(cfg, params, tile=args.tile, **kw)
+                rows[name] = tokens_per_second(be, cfg, args.batch, sync=cuda.synchronize)
+            except Exception as e:  # a row that cannot run says why; the others still run
+                print(f"{name}: failed: {type(e).__name__}: {e}")
+                rows[name] = float("nan")
+        agree = graph_agrees(cfg, params, args)
     else:
         from puzzles.llm.training import loop
 
+        agree = None
         rows["numpy reference (cpu)"] = tokens_per_second(
             loop.NumpyBackend(cfg, params), cfg, args.batch, steps=5
         )
@@ -254,8 +280,29 @@ def speed(args, cfg):
             tb = TorchBackend(cfg, params, device="cuda", compile=comp)
             rows[name] = tokens_per_second(tb, cfg, args.batch, sync=torch.cuda.synchronize)
     for name, v in rows.items():
-        print(f"{name:24s} {v:12.0f} tokens/s")
-    return rows
+        print(f"{name:36s} {v:12.0f} tokens/s")
+    return {**rows, "graph replay max loss difference": agree} if agree is not None else rows
+
+
+def graph_agrees(cfg, params, args, steps: int = 4) -> float:
+    """The CUDA-graph path against launch by launch, same weights and batches: the largest loss
+    difference over `steps` steps (atomics sum in another order, so not exactly 0); nan if it fails."""
+    from puzzles.llm.training import data, kernels
+
+    rng = np.random.default_rng(1)
+    batches = [data.batch(data.load_tokens(), args.batch, cfg.T, rng) for _ in range(steps)]
+    try:
+        a, b = (
+            kernels.KernelBackend(cfg, params, tile=args.tile, fused=True, graph=g) for g in (False, True)
+        )
+        diff = max(abs(a.step(x, y, 1e-3) - b.step(x, y, 1e-3)) for x, y in batches)
+    except Exception as e:
+        print(f"graph replay check failed: {type(e).__name__}: {e}")
+        return float("nan")
+    print(
+        f"graph replay vs launch by launch: {steps} steps, largest loss difference {diff:.2e} (want < 1e-4)"
+    )
+    return diff
 
 
 if __name__ == "__main__":

@@ -295,8 +295,9 @@ expect_failure(OverBudget, puzzles.check, "ch16_conv_wgrad_reduce", reduce_atomi
 # zero padding ("same"), run three ways after each is checked against a float64 reference on the
 # first image: the direct kernel above (16x16 tiles); the tiled kernel with its filter bank in
 # constant memory (144 KiB of weights do not fit in 64 KiB, so one kernel per group of 16 filters,
-# each group compiled in: 36 KiB); im2col of the whole batch followed by chapter 5's register-tiled
-# SGEMM; and `torch.nn.functional.conv2d` (cuDNN). The FLOPs counted are the
+# each group compiled in: 36 KiB); im2col of the whole batch followed by an SGEMM from chapter 5
+# (its register-tiled kernel or its two-stage one, searched on your GPU: the winner in brackets);
+# and `torch.nn.functional.conv2d` (cuDNN). The FLOPs counted are the
 # layer's `2 * N * K * HO * WO * C * 9`, the same for all three. cuDNN is pinned to true FP32, as
 # our kernels: `torch.backends.cudnn.allow_tf32 = False` (its default is True: TF32 tensor cores,
 # 10-bit mantissas) and `torch.backends.cuda.matmul.allow_tf32 = False`. Goals: the better direct

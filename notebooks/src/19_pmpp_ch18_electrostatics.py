@@ -249,8 +249,12 @@ expect_failure(WrongAnswer, puzzles.check, "ch18_dcs_cutoff", cutoff_own_bin_onl
 # division per term; and the book's choice, `q * rsqrtf(r2)` (`numba.cuda.libdevice.rsqrtf`: one
 # special-function instruction per term; GPU only, as the simulator has no libdevice). The cutoff
 # row is counted with the direct sum's FLOPs, so its rate reads as "how fast the same map came out";
-# it prints its error against the full sum. Goal: the rsqrtf kernel at 60% of the SGEMM ceiling. On
-# a CPU machine this cell says so and does nothing.
+# it prints its error against the full sum. Goal: the rsqrtf kernel at 60% of the SGEMM ceiling.
+# The launch shape matters as much as the arithmetic: a block row of 128 threads coarsened by 8
+# covers 1024 points, twice the map's 512, so the benchmark's first launch computed half its terms
+# for points it never stored. The coarsening now fits the map, the goal's row searches the shape on
+# your GPU (every candidate validated first), and the first launch stays as a row to compare. On a
+# CPU machine this cell says so and does nothing.
 
 # %%
 if timing.skip_reason():

@@ -8,6 +8,7 @@ reads (worked; the SGEMM that reaches 40% of cuBLAS). One op ladder per file:
 - tiled.py: ch05_matmul_tiled, ch05_matmul_dynamic.
 - coarsening.py: ch05_matmul_coarse, ch05_matmul_rows.
 - regtile.py: ch05_matmul_regtile, ch05_matmul_prefetch.
+- sgemm_fast.py: the benchmark's two-stage SGEMM (no exercise; a candidate of the search).
 - common.py: the chapter tag, TILE, the spec and the operands the cases share.
 - bench.py: the benchmark and its GOAL.
 """

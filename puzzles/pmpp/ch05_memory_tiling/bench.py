@@ -11,7 +11,9 @@ from helpers import timing, tuning
 from helpers.timing import specialize
 from puzzles.pmpp.ch03_grids.matmul import matmul_kernel, spec_matmul
 
+from . import sgemm_fast
 from .regtile import prefetch_matmul_kernel, regtile_constants, regtile_matmul_kernel
+from .sgemm_fast import fast_constants, prefetch2_matmul_kernel
 from .tiled import dynamic_tiled_matmul_kernel, tiled_matmul_kernel
 
 BEST = "prefetched 128x128, 8x8/thread, v4 shared reads"
@@ -65,23 +67,35 @@ def _launchers():
     ]
 
 
-def prefetch_launcher(bn: int, bk: int, max_registers: int | None):
+def prefetch_launcher(bn: int, bk: int, max_registers: int | None, two_stage: bool = False):
     """launch(p, m, n, rows, inner, cols) for the prefetching kernel: 128 x `bn` block tiles, 8 x 8
-    outputs per thread, `bk` columns of m per step, registers capped at `max_registers`."""
-    consts = regtile_constants(128, bn, bk, 8, 8)
+    outputs per thread, `bk` columns of m per step, registers capped at `max_registers`;
+    `two_stage`: sgemm_fast.py's version of it (two shared stages, k unrolled by 4, unchecked loads
+    for whole tiles; it reads m and n flattened)."""
     options = {"max_registers": max_registers} if max_registers else None
-    kernel = specialize(prefetch_matmul_kernel, jit_options=options, **consts)
+    if two_stage:
+        consts = fast_constants(128, bn, bk, 8, 8)
+        inline = (sgemm_fast._k1, sgemm_fast._k4, sgemm_fast._fetch)
+        kernel = specialize(prefetch2_matmul_kernel, inline, jit_options=options, **consts)
+    else:
+        consts = regtile_constants(128, bn, bk, 8, 8)
+        kernel = specialize(prefetch_matmul_kernel, jit_options=options, **consts)
     grid_block = (consts["TX"], consts["TY"])
 
     def launch(p, m, n, rows, inner, cols):
-        kernel[(math.ceil(cols / bn), math.ceil(rows / 128)), grid_block](p, m, n, rows, inner, cols)
+        grid = (math.ceil(cols / bn), math.ceil(rows / 128))
+        if two_stage:
+            m, n = m.reshape(m.size), n.reshape(n.size)
+        kernel[grid, grid_block](p, m, n, rows, inner, cols)
 
     return launch
 
 
-# the prefetching kernel's knobs, searched on the GPU at hand: block tile width x k step x register cap
+# the prefetching kernel's knobs, searched on the GPU at hand: block tile width x k step x register
+# cap, then the same for the two-stage kernel (sgemm_fast.py); the first is the default
 PREFETCH_GRID = {
-    f"128x{bn}, BK {bk}, {cap or 'no'} register cap": (bn, bk, cap)
+    f"{'two-stage, ' if two else ''}128x{bn}, BK {bk}, {cap or 'no'} register cap": (bn, bk, cap, two)
+    for two in (False, True)
     for bn in (128, 64)
     for bk in (8, 16)
     for cap in (128, None)
