@@ -114,8 +114,10 @@ def ptx_check(kernel, args, cc=T4) -> str:
             if n in fn.__code__.co_names and isinstance(v, (int, float, bool))
         )
     )
-    key = (fn.__code__, sig, consts, cc, compiler())
-    if key not in _cache and compiler() == "mlir":
+    # a kernel written `from numba_cuda_mlir import cuda` compiles with numba-cuda-mlir whatever is chosen
+    mlir = compiler() == "mlir" or type(kernel).__name__ == "MLIRDispatcher"
+    key = (fn.__code__, sig, consts, cc, mlir)
+    if key not in _cache and mlir:
         _cache[key] = _mlir_check(fn, args, cc)
     if key not in _cache:
         err, text = None, ""

@@ -63,6 +63,8 @@ def test_a_kernel_written_for_numba_cuda_mlir_runs_on_the_simulator(monkeypatch)
     helpers.use("sim")
     try:
         assert puzzles.check("map", map_kernel, seed=0, gpu=False).cases >= 5
+        monkeypatch.setenv(ptx.COMPILER_ENV, "numba-cuda")  # its own compiler all the same
+        assert puzzles.check("map", map_kernel, seed=1, gpu=False).cases >= 5
         with pytest.raises(PuzzleFailure, match="out"):
             puzzles.check("map", map_wrong, seed=0, gpu=False)
         out = np.zeros(4, np.float32)

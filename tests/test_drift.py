@@ -105,3 +105,16 @@ def test_offline_says_so_in_one_line_and_still_compares_colab(course):
     assert isinstance(why, str) and "\n" not in why and "PyPI not reachable" in why
     lines, rc = drift.report(course, freeze(numpy="2.2.0"), why)
     assert lines[1] == why and rc == 1 and any("ships numpy 2.2.0; CI tests 2.1.3" in ln for ln in lines)
+
+
+def test_a_cuda_extra_no_set_tests_is_untested(course):
+    answers = {"numba-cuda": {"info": {"provides_extra": ["cu12", "cu13", "cu14", "test"]}, "releases": {}}}
+    extras = drift.cuda_extras(answers)
+    assert extras == {"numba-cuda": {12, 13, 14}}
+    lines, rc = drift.report(course, freeze(), releases(course), extras)
+    assert rc == 1
+    assert [ln for ln in lines if "[cu" in ln] == [
+        "UNTESTED  numba-cuda offers [cu14]: no tested set compiles with CUDA 14"
+    ]
+    lines, rc = drift.report(course, freeze(), releases(course), {"numba-cuda": {12, 13}})
+    assert rc == 0

@@ -99,16 +99,37 @@ def read_course(root: Path = ROOT) -> Course:
     return course
 
 
-def pypi_releases(names, get=None, timeout: float = 10.0) -> dict[str, list[Version]] | str:
-    """Each name's final, unyanked releases, newest last; or a one-line reason when PyPI cannot be read."""
+def pypi(names, get=None, timeout: float = 10.0) -> dict[str, dict] | str:
+    """PyPI's JSON answer for each name; or a one-line reason when PyPI cannot be read."""
     get = get or (lambda url: json.load(urllib.request.urlopen(url, timeout=timeout)))
     out = {}
     for name in names:
         try:
-            data = get(PYPI.format(name))
+            out[name] = get(PYPI.format(name))
         except Exception as e:  # noqa: BLE001 - offline, a proxy, a timeout: all mean "no PyPI today"
             why = f"{type(e).__name__}: {str(e)[:80]}"
             return f"PyPI not reachable ({why}): compared with Colab's freeze only."
+    return out
+
+
+def cuda_extras(answers: dict[str, dict]) -> dict[str, set[int]]:
+    """The CUDA majors each package's newest release offers as extras ([cu12], [cu13]...)."""
+    out = {}
+    for name, data in answers.items():
+        extras = (data.get("info") or {}).get("provides_extra") or []
+        out[name] = {int(m.group(1)) for m in map(re.compile(r"cu(\d+)$").match, extras) if m}
+    return out
+
+
+def pypi_releases(names, get=None, timeout: float = 10.0) -> dict[str, list[Version]] | str:
+    """Each name's final, unyanked releases, newest last; or a one-line reason when PyPI cannot be read."""
+    answers = pypi(names, get, timeout)
+    return answers if isinstance(answers, str) else releases_of(answers)
+
+
+def releases_of(answers: dict[str, dict]) -> dict[str, list[Version]]:
+    out = {}
+    for name, data in answers.items():
         versions = []
         for v, files in data.get("releases", {}).items():
             try:
@@ -160,9 +181,14 @@ def compare_colab(course: Course, freeze_text: str) -> list[Finding]:
     return out
 
 
-def compare_pypi(course: Course, releases: dict[str, list[Version]]) -> list[Finding]:
-    """PyPI's newest releases against the newest tested pins and the declared ranges."""
+def compare_pypi(course: Course, releases: dict[str, list[Version]], extras=None) -> list[Finding]:
+    """PyPI's newest releases against the newest tested pins and the declared ranges; `extras`
+    (name -> CUDA majors its extras offer) against the CUDA majors of the tested sets."""
     out, newest_all, newest_allowed = [], {}, {}
+    for name, majors in sorted((extras or {}).items()):
+        for major in sorted(majors - set(course.cuda.values())):
+            why = f"{name} offers [cu{major}]: no tested set compiles with CUDA {major}"
+            out.append(Finding("untested", why))
     pinned = course.tested.get("newest", {})
     for name, req in sorted(course.declared.items()):
         if not releases.get(name):
@@ -187,13 +213,13 @@ def compare_pypi(course: Course, releases: dict[str, list[Version]]) -> list[Fin
     return out
 
 
-def report(course: Course, freeze_text: str, releases) -> tuple[list[str], int]:
+def report(course: Course, freeze_text: str, releases, extras=None) -> tuple[list[str], int]:
     findings = compare_colab(course, freeze_text)
     lines = [f"drift: Colab freeze of {header(freeze_text, 'date')} ({header(freeze_text, 'source')})"]
     if isinstance(releases, str):
         lines.append(releases)
     else:
-        findings += compare_pypi(course, releases)
+        findings += compare_pypi(course, releases, extras)
     lines += [f"{f.level.upper():9} {f.text}" for f in findings]
     bad = any(f.level in ("untested", "broken") for f in findings)
     return lines, int(bad)
@@ -206,9 +232,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     course = read_course()
     names = [*course.declared, *WATCH]
-    releases = "offline (--offline): compared with Colab's freeze only." if args.offline else None
-    releases = releases or pypi_releases(names)
-    lines, rc = report(course, Path(args.freeze).read_text(), releases)
+    answers = "offline (--offline): compared with Colab's freeze only." if args.offline else pypi(names)
+    releases = answers if isinstance(answers, str) else releases_of(answers)
+    extras = None if isinstance(answers, str) else cuda_extras(answers)
+    lines, rc = report(course, Path(args.freeze).read_text(), releases, extras)
     print("\n".join(lines))
     return rc
 
