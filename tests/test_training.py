@@ -295,3 +295,27 @@ def test_graph_capture_ends_and_names_the_driver_error(monkeypatch):
     monkeypatch.setattr(graph, "_driver", lambda: fake(end_err=901))
     with pytest.raises(graph.GraphError, match="cuStreamEndCapture.*CAPTURE_INVALIDATED"):
         graph.capture(stream, lambda: None)
+
+
+def test_graph_buffers_survive_other_batch_shapes(sim_engine):
+    """With a graph, sampling (batch 1, other lengths) must not replace the buffers a captured graph
+    writes: each batch shape keeps its own, and a step reads its own shape's loss. A fake graph
+    module stands in for the driver (capture records, launch replays the same Python launches)."""
+    from types import SimpleNamespace
+
+    from puzzles.llm.training import kernels
+
+    kb = kernels.KernelBackend(L2, reference.init_params(L2, 0))
+    captured = {}
+
+    def capture(stream, launch):
+        captured["buffers"] = dict(kb._acts)
+        return SimpleNamespace(launch=launch)
+
+    kb.graph = SimpleNamespace(capture=capture)
+    tok = np.random.default_rng(0).integers(0, L2.V, (2, L2.T))
+    want = loop.NumpyBackend(L2, reference.init_params(L2, 0))
+    assert abs(kb.step(tok, tok, 1e-3) - want.step(tok, tok, 1e-3)) < 1e-5
+    kb.logits(tok[:1, :3])  # another shape, as sampling does
+    assert all(kb._by_shape[(2, L2.T)][k] is v for k, v in captured["buffers"].items())
+    assert abs(kb.step(tok, tok, 1e-3) - want.step(tok, tok, 1e-3)) < 1e-5  # the replay's loss
