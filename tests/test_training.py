@@ -258,3 +258,64 @@ def test_the_profile_prints_where_the_time_goes(sim_engine, capsys):
     assert "course kernels, one launch per op: 46 launches" in out, out
     assert "course kernels, fused: 36 launches" in out, out
     assert out.count("bound by the ") == 2 and "layernorm_backward_add" in out
+
+
+def test_graph_capture_ends_and_names_the_driver_error(monkeypatch):
+    """graph.capture against a fake driver (no GPU here): begin, the launches, end, instantiate, in
+    that order; a launch that raises still ends the capture; a failed end names the driver's error;
+    Graph.launch replays on the same stream."""
+    from types import SimpleNamespace
+
+    from puzzles.llm.training import graph
+
+    calls = []
+
+    class Err(int):
+        name = "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"
+
+    def fake(end_err=0):
+        return SimpleNamespace(
+            CUstreamCaptureMode=SimpleNamespace(CU_STREAM_CAPTURE_MODE_RELAXED=2),
+            cuStreamBeginCapture=lambda s, m: calls.append(("begin", s, m)) or (0,),
+            cuStreamEndCapture=lambda s: calls.append(("end", s)) or (Err(end_err), "graph"),
+            cuGraphInstantiate=lambda g, f: calls.append(("instantiate", g)) or (0, "exec"),
+            cuGraphLaunch=lambda e, s: calls.append(("launch", e, s)) or (0,),
+        )
+
+    stream = SimpleNamespace(_graph_raw="raw")
+    monkeypatch.setattr(graph, "_driver", lambda: fake())
+    g = graph.capture(stream, lambda: calls.append(("kernels",)))
+    g.launch()
+    assert [c[0] for c in calls] == ["begin", "kernels", "end", "instantiate", "launch"]
+    assert calls[-1] == ("launch", "exec", "raw")
+    calls.clear()
+    with pytest.raises(ZeroDivisionError):
+        graph.capture(stream, lambda: 1 / 0)
+    assert [c[0] for c in calls] == ["begin", "end"]
+    monkeypatch.setattr(graph, "_driver", lambda: fake(end_err=901))
+    with pytest.raises(graph.GraphError, match="cuStreamEndCapture.*CAPTURE_INVALIDATED"):
+        graph.capture(stream, lambda: None)
+
+
+def test_graph_buffers_survive_other_batch_shapes(sim_engine):
+    """With a graph, sampling (batch 1, other lengths) must not replace the buffers a captured graph
+    writes: each batch shape keeps its own, and a step reads its own shape's loss. A fake graph
+    module stands in for the driver (capture records, launch replays the same Python launches)."""
+    from types import SimpleNamespace
+
+    from puzzles.llm.training import kernels
+
+    kb = kernels.KernelBackend(L2, reference.init_params(L2, 0))
+    captured = {}
+
+    def capture(stream, launch):
+        captured["buffers"] = dict(kb._acts)
+        return SimpleNamespace(launch=launch)
+
+    kb.graph = SimpleNamespace(capture=capture)
+    tok = np.random.default_rng(0).integers(0, L2.V, (2, L2.T))
+    want = loop.NumpyBackend(L2, reference.init_params(L2, 0))
+    assert abs(kb.step(tok, tok, 1e-3) - want.step(tok, tok, 1e-3)) < 1e-5
+    kb.logits(tok[:1, :3])  # another shape, as sampling does
+    assert all(kb._by_shape[(2, L2.T)][k] is v for k, v in captured["buffers"].items())
+    assert abs(kb.step(tok, tok, 1e-3) - want.step(tok, tok, 1e-3)) < 1e-5  # the replay's loss

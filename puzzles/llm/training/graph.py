@@ -75,7 +75,9 @@ def capture(stream, launch):
     _ok(d.cuStreamBeginCapture(raw, mode), "cuStreamBeginCapture")
     try:
         launch()
-    finally:
-        graph = _ok(d.cuStreamEndCapture(raw), "cuStreamEndCapture (a launch broke the capture)")
+    except BaseException:
+        d.cuStreamEndCapture(raw)  # the stream leaves capture mode; the launch's error is the one to see
+        raise
+    graph = _ok(d.cuStreamEndCapture(raw), "cuStreamEndCapture (a launch broke the capture)")
     exec_ = _ok(d.cuGraphInstantiate(graph, 0), "cuGraphInstantiate")
     return Graph(d, exec_, stream)

@@ -155,7 +155,7 @@ class KernelBackend(Launches):
             self.g[n] = self.gflat[off : off + size].reshape(shapes[n])
             off += size
         self.t = 0
-        self._acts = {}
+        self._acts, self._by_shape = {}, {}
         self.stream, self.graph, self._graphs, self.prof = None, None, {}, None
         if graph:
             from puzzles.llm.training import graph as cuda_graph

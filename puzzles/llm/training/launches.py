@@ -117,6 +117,8 @@ class Launches:
         B, T = tokens.shape
         N = B * T
         self.shape = (B, T)
+        if self.graph is not None:  # one set of buffers per batch shape: a graph's addresses stay valid
+            self._acts = self._by_shape.setdefault((B, T), {})  # while sampling runs other shapes
         self.tok = self._buf("tokens", (N,), np.int32)
         self.tok.copy_to_device(np.ascontiguousarray(tokens.reshape(-1), np.int32), stream=self.stream or 0)
         if targets is not None:

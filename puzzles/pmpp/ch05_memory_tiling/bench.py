@@ -92,14 +92,21 @@ def prefetch_launcher(bn: int, bk: int, max_registers: int | None, two_stage: bo
 
 
 # the prefetching kernel's knobs, searched on the GPU at hand: block tile width x k step x register
-# cap, then the same for the two-stage kernel (sgemm_fast.py); the first is the default
+# cap (the first is the default); then the two-stage kernel (sgemm_fast.py) at BK 8 only (at BK 16
+# its machine code needs 255 registers uncapped, and spills hundreds of bytes at 128)
 PREFETCH_GRID = {
-    f"{'two-stage, ' if two else ''}128x{bn}, BK {bk}, {cap or 'no'} register cap": (bn, bk, cap, two)
-    for two in (False, True)
+    f"128x{bn}, BK {bk}, {cap or 'no'} register cap": (bn, bk, cap, False)
     for bn in (128, 64)
     for bk in (8, 16)
     for cap in (128, None)
 }
+PREFETCH_GRID.update(
+    {
+        f"two-stage, 128x{bn}, BK 8, {cap or 'no'} register cap": (bn, 8, cap, True)
+        for bn in (128, 64)
+        for cap in (128, None)
+    }
+)
 
 
 # FLOP per byte of global loads each variant's algorithm issues: 2 FLOPs per multiply-add; a
