@@ -273,3 +273,20 @@ def test_without_nvrtc_a_check_says_so_in_one_line(monkeypatch):
     )
     with pytest.raises(NotSolvedYet):  # the exercise's stub is still told apart
         cpp.check("map", cpp.stub("map"), gpu=False)
+
+
+def test_a_race_leads_over_the_wrong_answer_it_caused(monkeypatch):
+    from helpers.check import KernelDiagnosed
+    from helpers.cpp.gpu import ChildResult
+    from helpers.sim.errors import DataRace
+
+    def garbage(k, args):
+        return [np.full_like(args[0], 7.0), *args[1:3], None]
+
+    _fake_gpu(
+        monkeypatch,
+        lambda job, tool: ChildResult(_ran(job, garbage), RACECHECK if tool == "racecheck" else ""),
+    )
+    with pytest.raises(KernelDiagnosed) as e:
+        cpp.check("dot", cpp.solution("dot"), gpu=True)
+    assert isinstance(e.value.diagnostic, DataRace)

@@ -21,7 +21,15 @@ from ..compare import compare
 from ..puzzle import Puzzle
 from ..runs import _quiet_numpy, expected, prepare_args
 from ..sim import errors
-from ..verdicts import CompileRejected, InputModified, KernelDiagnosed, Message, NotSolvedYet, WrongAnswer
+from ..verdicts import (
+    CompileRejected,
+    InputModified,
+    KernelDiagnosed,
+    Message,
+    NotSolvedYet,
+    PuzzleFailure,
+    WrongAnswer,
+)
 from . import gpu, nvrtc
 from .module import Built, build, check_launch
 from .source import Origin, bind
@@ -122,15 +130,21 @@ def check(
         notes.append(f"compute-sanitizer could not run here ({child.why[-300:]}); ran without it.")
         tool, child = None, gpu.run(job)
     result = _result(child, ctx, tool)
-    with _quiet_numpy():
-        for k, (after, (_, _, _, pristine)) in enumerate(zip(result["runs"], prepared)):
-            _compare(ctx, k, after, pristine)
+    failure = None
+    try:
+        with _quiet_numpy():
+            for k, (after, (_, _, _, pristine)) in enumerate(zip(result["runs"], prepared)):
+                _compare(ctx, k, after, pristine)
+    except PuzzleFailure as f:  # a race found below is its likely cause and leads, as on the simulator
+        failure = f
     if tool and "__shared__" in source:
         raced = gpu.run(job, "racecheck")
         if raced.result is None and not raced.why.startswith("the kernel had not finished"):
             notes.append(f"racecheck could not run here ({raced.why[-300:]}): races not looked for.")
         else:
             _result(raced, ctx, "racecheck")
+    if failure is not None:
+        raise failure
     return CppResult(puzzle.name, built.name, len(result["runs"]), result["arch"], tuple(notes))
 
 
