@@ -193,6 +193,7 @@ def test_gpu_answers_are_compared_with_the_spec(monkeypatch):
     _fake_gpu(monkeypatch, lambda job, tool: ChildResult(_ran(job, _guard), ""))
     result = cpp.check("guard", cpp.solution("guard"), seed=3, gpu=True)
     assert result.ran and "Passed: guard in CUDA C++" in repr(result) and "sm_90" in repr(result)
+    assert "compute-sanitizer memcheck found nothing" in repr(result)
 
     def off_by_one(k, args):
         out, a, _ = _guard(k, args)

@@ -45,6 +45,7 @@ class CppResult:
     gpu_arch: str | None  # the GPU's architecture where the kernel ran
     notes: tuple = ()
     missing: str | None = None  # why nothing was compiled (NVRTC cannot be loaded here)
+    sanitized: tuple = ()  # the compute-sanitizer tools that found nothing: ("memcheck", "racecheck")
 
     @property
     def ran(self) -> bool:
@@ -65,6 +66,8 @@ class CppResult:
                 f"Passed: {self.puzzle} in CUDA C++, {self.cases} cases on the GPU ({self.gpu_arch}); "
                 f"{compiled}."
             )
+            if self.sanitized:
+                text += f"\ncompute-sanitizer {' and '.join(self.sanitized)} found nothing."
         return text + "".join(f"\nNote: {n}" for n in self.notes)
 
     def _repr_pretty_(self, p, cycle):
@@ -130,6 +133,7 @@ def check(
         notes.append(f"compute-sanitizer could not run here ({child.why[-300:]}); ran without it.")
         tool, child = None, gpu.run(job)
     result = _result(child, ctx, tool)
+    sanitized = [tool] if tool else []
     failure = None
     try:
         with _quiet_numpy():
@@ -143,9 +147,12 @@ def check(
             notes.append(f"racecheck could not run here ({raced.why[-300:]}): races not looked for.")
         else:
             _result(raced, ctx, "racecheck")
+            sanitized.append("racecheck")
     if failure is not None:
         raise failure
-    return CppResult(puzzle.name, built.name, len(result["runs"]), result["arch"], tuple(notes))
+    return CppResult(
+        puzzle.name, built.name, len(result["runs"]), result["arch"], tuple(notes), sanitized=tuple(sanitized)
+    )
 
 
 def _words(source: str) -> str:
