@@ -291,3 +291,17 @@ def test_a_race_leads_over_the_wrong_answer_it_caused(monkeypatch):
     with pytest.raises(KernelDiagnosed) as e:
         cpp.check("dot", cpp.solution("dot"), gpu=True)
     assert isinstance(e.value.diagnostic, DataRace)
+
+
+def test_the_summary_tells_compiled_from_run(capsys):
+    import puzzles as facade
+
+    cpp._SESSION.clear()
+    cpp.check("zip", cpp.solution("zip"), gpu=False)
+    facade.summary("puzzles", cpp=True)
+    text = capsys.readouterr().out
+    assert text.startswith("CUDA C++: 0 of 14 twins passed on a GPU.")
+    assert (
+        "1 compiled for the T4 but not run (no GPU here): zip." in text
+        and "still to pass: map, guard" in text
+    )
