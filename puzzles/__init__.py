@@ -16,6 +16,7 @@ import importlib
 import json
 import pathlib
 import pkgutil
+import sys
 from typing import Callable
 
 from matplotlib.figure import Figure
@@ -140,8 +141,16 @@ def _mutant_kinds() -> dict[str, list[str]]:
     return _KINDS
 
 
-def summary(chapter: str | tuple[str, ...] | None = None) -> None:
-    """Print `summary_text(chapter)`: the last cell of every notebook calls it."""
+def summary(chapter: str | tuple[str, ...] | None = None, *, cpp: bool = False) -> None:
+    """Print `summary_text(chapter)`: the last cell of every notebook calls it. `cpp=True`: what this
+    session proved of the chapter's CUDA C++ twins (puzzles/cpp/) instead."""
+    if cpp:  # the C++ twins keep their own record; loaded by any C++ check (no import: no cycle)
+        twins = sys.modules.get(f"{__name__}.cpp")
+        if twins is None:
+            print("CUDA C++: no twin was checked in this session.")
+        else:
+            print(twins.summary_text([n for n in names(chapter) if n in twins.names()]))
+        return
     print(summary_text(chapter))
 
 

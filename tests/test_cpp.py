@@ -193,6 +193,7 @@ def test_gpu_answers_are_compared_with_the_spec(monkeypatch):
     _fake_gpu(monkeypatch, lambda job, tool: ChildResult(_ran(job, _guard), ""))
     result = cpp.check("guard", cpp.solution("guard"), seed=3, gpu=True)
     assert result.ran and "Passed: guard in CUDA C++" in repr(result) and "sm_90" in repr(result)
+    assert "compute-sanitizer memcheck found nothing" in repr(result)
 
     def off_by_one(k, args):
         out, a, _ = _guard(k, args)
@@ -273,3 +274,34 @@ def test_without_nvrtc_a_check_says_so_in_one_line(monkeypatch):
     )
     with pytest.raises(NotSolvedYet):  # the exercise's stub is still told apart
         cpp.check("map", cpp.stub("map"), gpu=False)
+
+
+def test_a_race_leads_over_the_wrong_answer_it_caused(monkeypatch):
+    from helpers.check import KernelDiagnosed
+    from helpers.cpp.gpu import ChildResult
+    from helpers.sim.errors import DataRace
+
+    def garbage(k, args):
+        return [np.full_like(args[0], 7.0), *args[1:3], None]
+
+    _fake_gpu(
+        monkeypatch,
+        lambda job, tool: ChildResult(_ran(job, garbage), RACECHECK if tool == "racecheck" else ""),
+    )
+    with pytest.raises(KernelDiagnosed) as e:
+        cpp.check("dot", cpp.solution("dot"), gpu=True)
+    assert isinstance(e.value.diagnostic, DataRace)
+
+
+def test_the_summary_tells_compiled_from_run(capsys):
+    import puzzles as facade
+
+    cpp._SESSION.clear()
+    cpp.check("zip", cpp.solution("zip"), gpu=False)
+    facade.summary("puzzles", cpp=True)
+    text = capsys.readouterr().out
+    assert text.startswith("CUDA C++: 0 of 14 twins passed on a GPU.")
+    assert (
+        "1 compiled for the T4 but not run (no GPU here): zip." in text
+        and "still to pass: map, guard" in text
+    )

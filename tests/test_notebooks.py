@@ -51,7 +51,8 @@ def exercise_problems(nb, cells) -> list:
                 raised.add(i)
             else:
                 problems.append(f"cell {i} raised {out.ename}: {out.evalue}\n    {cell.source[:300]}")
-    for k, c in enumerate(cells):
+    shown = [c for c in cells if not c.solutions_only]  # the exercise version's cells, in order
+    for k, c in enumerate(shown):
         if c.kind != "kernel" or "# FILL ME IN" not in nb.cells[k].source:
             continue
         fn = re.search(r"def\s+(\w+)", nb.cells[k].source).group(1)

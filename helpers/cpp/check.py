@@ -21,7 +21,15 @@ from ..compare import compare
 from ..puzzle import Puzzle
 from ..runs import _quiet_numpy, expected, prepare_args
 from ..sim import errors
-from ..verdicts import CompileRejected, InputModified, KernelDiagnosed, Message, NotSolvedYet, WrongAnswer
+from ..verdicts import (
+    CompileRejected,
+    InputModified,
+    KernelDiagnosed,
+    Message,
+    NotSolvedYet,
+    PuzzleFailure,
+    WrongAnswer,
+)
 from . import gpu, nvrtc
 from .module import Built, build, check_launch
 from .source import Origin, bind
@@ -37,6 +45,7 @@ class CppResult:
     gpu_arch: str | None  # the GPU's architecture where the kernel ran
     notes: tuple = ()
     missing: str | None = None  # why nothing was compiled (NVRTC cannot be loaded here)
+    sanitized: tuple = ()  # the compute-sanitizer tools that found nothing: ("memcheck", "racecheck")
 
     @property
     def ran(self) -> bool:
@@ -57,6 +66,8 @@ class CppResult:
                 f"Passed: {self.puzzle} in CUDA C++, {self.cases} cases on the GPU ({self.gpu_arch}); "
                 f"{compiled}."
             )
+            if self.sanitized:
+                text += f"\ncompute-sanitizer {' and '.join(self.sanitized)} found nothing."
         return text + "".join(f"\nNote: {n}" for n in self.notes)
 
     def _repr_pretty_(self, p, cycle):
@@ -122,16 +133,26 @@ def check(
         notes.append(f"compute-sanitizer could not run here ({child.why[-300:]}); ran without it.")
         tool, child = None, gpu.run(job)
     result = _result(child, ctx, tool)
-    with _quiet_numpy():
-        for k, (after, (_, _, _, pristine)) in enumerate(zip(result["runs"], prepared)):
-            _compare(ctx, k, after, pristine)
+    sanitized = [tool] if tool else []
+    failure = None
+    try:
+        with _quiet_numpy():
+            for k, (after, (_, _, _, pristine)) in enumerate(zip(result["runs"], prepared)):
+                _compare(ctx, k, after, pristine)
+    except PuzzleFailure as f:  # a race found below is its likely cause and leads, as on the simulator
+        failure = f
     if tool and "__shared__" in source:
         raced = gpu.run(job, "racecheck")
         if raced.result is None and not raced.why.startswith("the kernel had not finished"):
             notes.append(f"racecheck could not run here ({raced.why[-300:]}): races not looked for.")
         else:
             _result(raced, ctx, "racecheck")
-    return CppResult(puzzle.name, built.name, len(result["runs"]), result["arch"], tuple(notes))
+            sanitized.append("racecheck")
+    if failure is not None:
+        raise failure
+    return CppResult(
+        puzzle.name, built.name, len(result["runs"]), result["arch"], tuple(notes), sanitized=tuple(sanitized)
+    )
 
 
 def _words(source: str) -> str:

@@ -96,6 +96,15 @@ puzzles.show("map", map_kernel)
 # %%
 puzzles.check("map", map_kernel)
 
+# %% [markdown] solutions
+# The same kernel in CUDA C++, checked on the same cases against the same spec (compiled for the
+# T4 with NVRTC; run where there is a GPU). Notebook 29 has all fourteen puzzles as C++ exercises;
+# the names map one to one:
+
+# %% [markdown] cpp-names solutions
+
+# %% cpp:map solutions
+
 # %% [markdown]
 # Here is a kernel that would pass a checker fed with `a = [0, 1, 2, ...]`; with random inputs it
 # fails, and the message shows which elements are wrong. (`expect_failure` runs the check and prints
@@ -124,6 +133,8 @@ puzzles.show("zip", zip_kernel)
 # %%
 puzzles.check("zip", zip_kernel)
 
+# %% cpp:zip solutions
+
 # %% [markdown] statement:guard
 
 # %% kernel:guard
@@ -133,6 +144,8 @@ puzzles.show("guard", guard_kernel)
 
 # %%
 puzzles.check("guard", guard_kernel)
+
+# %% cpp:guard solutions
 
 # %% [markdown] statement:map_2d
 
@@ -144,6 +157,8 @@ puzzles.show("map_2d", map_2d_kernel)
 # %%
 puzzles.check("map_2d", map_2d_kernel)
 
+# %% cpp:map_2d solutions
+
 # %% [markdown] statement:broadcast
 
 # %% kernel:broadcast
@@ -153,6 +168,8 @@ puzzles.show("broadcast", broadcast_kernel)
 
 # %%
 puzzles.check("broadcast", broadcast_kernel)
+
+# %% cpp:broadcast solutions
 
 # %% [markdown] statement:blocks
 
@@ -164,6 +181,8 @@ puzzles.show("blocks", blocks_kernel)
 # %%
 puzzles.check("blocks", blocks_kernel)
 
+# %% cpp:blocks solutions
+
 # %% [markdown] statement:blocks_2d
 
 # %% kernel:blocks_2d
@@ -173,6 +192,8 @@ puzzles.show("blocks_2d", blocks_2d_kernel)
 
 # %%
 puzzles.check("blocks_2d", blocks_2d_kernel)
+
+# %% cpp:blocks_2d solutions
 
 # %% [markdown] statement:shared
 #
@@ -191,6 +212,8 @@ puzzles.show("shared", shared_kernel)
 # %%
 puzzles.check("shared", shared_kernel)
 
+# %% cpp:shared solutions
+
 # %% [markdown] statement:pool
 
 # %%
@@ -205,6 +228,8 @@ puzzles.show("pool", pool_kernel)
 # %%
 puzzles.check("pool", pool_kernel)
 
+# %% cpp:pool solutions
+
 # %% [markdown] statement:dot
 
 # %%
@@ -217,6 +242,8 @@ puzzles.show("dot", dot_kernel)
 
 # %%
 puzzles.check("dot", dot_kernel)
+
+# %% cpp:dot solutions
 
 # %% [markdown] statement:conv
 
@@ -233,6 +260,8 @@ puzzles.show("conv", conv_kernel)
 # %%
 puzzles.check("conv", conv_kernel)
 
+# %% cpp:conv solutions
+
 # %% [markdown] statement:prefix_sum
 
 # %%
@@ -246,6 +275,8 @@ puzzles.show("prefix_sum", prefix_sum_kernel)
 # %%
 puzzles.check("prefix_sum", prefix_sum_kernel)
 
+# %% cpp:prefix_sum solutions
+
 # %% [markdown] statement:axis_sum
 
 # %%
@@ -258,6 +289,8 @@ puzzles.show("axis_sum", axis_sum_kernel)
 
 # %%
 puzzles.check("axis_sum", axis_sum_kernel)
+
+# %% cpp:axis_sum solutions
 
 # %% [markdown] statement:matmul
 
@@ -278,6 +311,8 @@ puzzles.show("matmul", matmul_kernel, view="counts", case=2)
 
 # %%
 puzzles.check("matmul", matmul_kernel)
+
+# %% cpp:matmul solutions
 
 # %% [markdown]
 # ## Done

@@ -17,6 +17,7 @@
 # %% setup
 
 # %%
+import puzzles
 from helpers.check import CompileRejected, expect_failure
 from puzzles import cpp
 
@@ -121,3 +122,11 @@ expect_failure(CompileRejected, cpp.check, "map", wrong.replace('extern "C" ', "
 # Every puzzle in both spellings. The chapter notebooks' solution versions show the C++ twin of
 # their central kernel (vector add, tiled matrix multiply, the shuffle reduction, the Kogge-Stone
 # scan, the warp softmax and the FlashAttention forward) after the Numba one, checked the same way.
+
+# %% [markdown]
+# ## What you proved
+#
+# The C++ twins this session checked: passed on a GPU, or (without one) compiled for the T4 only.
+
+# %%
+puzzles.summary("puzzles", cpp=True)

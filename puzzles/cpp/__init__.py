@@ -88,6 +88,29 @@ def stub(name: str) -> str:
     return _BLOCK.sub(cut, _text(name))
 
 
+_SESSION: dict[str, str] = {}  # puzzle -> "ran" (passed on a GPU) or "compiled" (no GPU to run it)
+
+
+def summary_text(wanted: list[str]) -> str:
+    """What this session's C++ checks proved for the twins `wanted`: passed on a GPU, compiled only,
+    still to write."""
+    ran = [n for n in wanted if _SESSION.get(n) == "ran"]
+    compiled = [n for n in wanted if _SESSION.get(n) == "compiled"]
+    left = [n for n in wanted if n not in _SESSION]
+    lines = [
+        f"CUDA C++: {len(ran)} of {len(wanted)} twins passed on a GPU"
+        + (": " + ", ".join(ran) if ran else ".")
+    ]
+    if compiled:
+        lines.append(
+            f"{len(compiled)} compiled for the T4 but not run (no GPU here): " + ", ".join(compiled) + ". "
+            "Their Numba twins run on the simulator (notebook 01)."
+        )
+    if left:
+        lines.append("still to pass: " + ", ".join(left))
+    return "\n".join(lines)
+
+
 def check(
     name: str, source: str, *, kernel: str | None = None, seed: int | None = None, gpu: bool | None = None
 ):
@@ -96,7 +119,7 @@ def check(
     says what ran."""
     # a twin without solution markers (a chapter's Rosetta kernel) is shown, not an exercise
     stub_text = stub(name) if (HERE / f"{name}.cu").exists() and BEGIN in _text(name) else None
-    return _cpp._check(
+    result = _cpp._check(
         puzzles.get(name),
         source,
         kernel=kernel,
@@ -105,6 +128,9 @@ def check(
         gpu_present=gpu,
         origin=locate(source),
     )
+    if not result.missing:
+        _SESSION[name] = "ran" if result.ran else "compiled"
+    return result
 
 
 def cell(name: str, solutions: bool) -> str:
