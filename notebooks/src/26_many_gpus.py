@@ -221,10 +221,8 @@ counts = scaling.gpu_counts() if timing.skip_reason() is None else []
 if not counts:
     print(timing.skip_reason() or missing("nccl"))
 else:
-    rows = scaling.efficiency(
-        [r for r in scaling.stencil_runs(counts, scale=0.25) if r[:2] == ("overlap", "weak")]
-        + [r for r in scaling.dp_runs(counts) if r[1] == "weak"]
-    )
+    runs = scaling.stencil_runs(counts, scale=0.25, variants=("overlap",), modes=("weak",))
+    rows = scaling.efficiency(runs + scaling.dp_runs(counts, modes=("weak",)))
     print(scaling.table(rows))
     if len(counts) > 1:
         from IPython.display import display

@@ -164,13 +164,13 @@ def gpu_counts(limit=GPUS) -> list:
     return [n for n in limit if n <= gpus()]
 
 
-def stencil_runs(counts, scale: float = 1.0) -> list:
-    """[(variant, mode, gpus, seconds per step, points)] for both variants, weak and strong."""
+def stencil_runs(counts, scale: float = 1.0, variants=("halo", "overlap"), modes=("weak", "strong")) -> list:
+    """[(variant, mode, gpus, seconds per step, points)] for each variant and mode."""
     ny = nx = max(32, round(STENCIL["ny"] * scale ** (1 / 3)))
     planes = max(8, round(STENCIL["planes"] * scale ** (1 / 3)))
     rows = []
-    for variant in ("halo", "overlap"):
-        for mode in ("weak", "strong"):
+    for variant in variants:
+        for mode in modes:
             for n in counts:
                 nz = planes * n if mode == "weak" else 2 * planes
                 r = _launch(n, "stencil_rank", variant, nz, ny, nx, STENCIL["steps"])
@@ -182,11 +182,11 @@ def stencil_runs(counts, scale: float = 1.0) -> list:
     return rows
 
 
-def dp_runs(counts, scale: float = 1.0) -> list:
-    """[("dp", mode, gpus, seconds per step, tokens)] weak and strong."""
+def dp_runs(counts, scale: float = 1.0, modes=("weak", "strong")) -> list:
+    """[("dp", mode, gpus, seconds per step, tokens)] for each mode."""
     per = max(1, round(DP["batch"] * scale))
     rows = []
-    for mode in ("weak", "strong"):
+    for mode in modes:
         for n in counts:
             batch = per * n if mode == "weak" else per * max(GPUS)
             r = _launch(n, "dp_rank", DP["size"], batch, DP["steps"])
