@@ -50,6 +50,7 @@ def _timed(comm, fn, reps: int = REPS) -> float:
         cupy.cuda.runtime.deviceSynchronize()
         worst = cupy.array([time.perf_counter() - t0], cupy.float64)
         comm.allreduce(worst, op="max")
+        cupy.cuda.runtime.deviceSynchronize()  # the all-reduce may be on a non-blocking stream
         times.append(float(worst.get()[0]))
     return float(np.median(times))
 
@@ -57,9 +58,10 @@ def _timed(comm, fn, reps: int = REPS) -> float:
 def _streams(comm):
     """The sweep's stream and NCCL's, both apart from the legacy default stream (which would order
     every kernel after every message and undo the overlap)."""
+    import cupy
     from numba import cuda
 
-    compute, messages = cuda.stream(), cuda.stream()
+    compute, messages = cuda.stream(), cupy.cuda.Stream(non_blocking=True)
     comm.stream = messages
     return compute, messages
 
