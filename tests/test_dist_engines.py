@@ -187,6 +187,16 @@ def test_an_exception_on_a_rank_names_rank_and_line():
     assert str(e).startswith("rank 1 of 3 raised IndexError at line") and "`x[10] = 1.0`" in str(e)
 
 
+def test_any_callable_runs_and_its_exception_is_named():
+    import functools
+
+    def bad(comm, x, at):
+        x[at] = 1.0
+
+    e = _diagnosis(functools.partial(bad, at=10))
+    assert type(e) is hd.RankRaised and "rank 0 of 3 raised IndexError" in str(e)
+
+
 def test_a_split_that_cannot_be_made():
     assert hd.split(10, 4) == [(0, 3), (3, 6), (6, 8), (8, 10)]
     with pytest.raises(ValueError, match="3 elements cannot be split over 4 ranks.*at most 3 ranks"):
@@ -270,13 +280,82 @@ MPI_MISSING = missing("mpi")
 needs_mpi = pytest.mark.skipif(bool(MPI_MISSING), reason=MPI_MISSING or "")
 
 
+EVERY_CALL = """
+import numpy as np
+
+from puzzles.dist.allreduce import against_engine
+
+
+def every_call(comm):
+    r, p = comm.rank, comm.size
+    right, left = (r + 1) % p, (r - 1) % p
+    x = np.arange(6, dtype=np.float32) + 10 * r
+    got = np.empty_like(x)
+    if r % 2 == 0:
+        comm.send(x, right)
+        comm.recv(got, left)
+    else:
+        comm.recv(got, left)
+        comm.send(x, right)
+    assert got[0] == 10 * left
+    reqs = [comm.irecv(got, left), comm.isend(x + 1, right)]
+    comm.waitall(reqs)
+    assert got[0] == 10 * left + 1
+    comm.sendrecv(x, right, got, left)
+    assert got[0] == 10 * left
+    total = comm.allreduce(x.copy())
+    assert np.allclose(total, np.arange(6) * p + 10 * sum(range(p)))
+    out = np.empty_like(x)
+    comm.allreduce(x, out, op="max")
+    assert np.allclose(out, np.arange(6) + 10 * (p - 1))
+    gathered = np.empty(6 * p, np.float32)
+    comm.allgather(x, gathered)
+    assert np.allclose(gathered, np.concatenate([np.arange(6) + 10 * q for q in range(p)]))
+    part = np.empty(2, np.float32)
+    comm.reduce_scatter(np.full(2 * p, r + 1.0, np.float32), part)
+    assert np.allclose(part, p * (p + 1) / 2)
+    comm.barrier()
+    if r == 0:
+        print(f"every call OK on {p} ranks")
+    against_engine(comm, "1001", "3")
+"""
+
+
 @needs_mpi
-@pytest.mark.parametrize("ranks", [2, 4])
-def test_ring_matches_mpi_allreduce(ranks):
+def test_every_call_and_the_ring_on_4_mpi_ranks(tmp_path, monkeypatch):
+    """Every call of the contract, then the reference ring against MPI's all-reduce on the same data."""
+    (tmp_path / "mpi_program.py").write_text(EVERY_CALL)
+    monkeypatch.chdir(tmp_path)
     from helpers.dist.launch import launch
 
-    out = launch(ranks, "puzzles.dist.allreduce:against_engine", engine="mpi", timeout=60, args=(1001, 3))
-    assert f"matches the mpi engine's allreduce on {ranks} ranks" in out
+    out = launch(4, "mpi_program:every_call", engine="mpi", timeout=60)
+    assert "every call OK on 4 ranks" in out and "matches the mpi engine's allreduce on 4 ranks" in out
+
+
+@needs_mpi
+def test_a_function_defined_here_runs_on_2_mpi_ranks():
+    """A function that lives in no module the ranks can import (a notebook cell's) goes by source:
+    a correct variant of the ring, against MPI's all-reduce."""
+    from helpers.dist.launch import launch
+
+    def leftward(comm, buf):  # the mutants file's leftward_ring, written here as in a notebook
+        size, rank = comm.size, comm.rank
+        right, left = (rank + 1) % size, (rank - 1) % size
+        parts = split(buf.size, size)  # noqa: F821 (the shipped module imports it)
+        for step in range(size - 1):
+            lo, hi = parts[(rank + step) % size]
+            rlo, rhi = parts[(rank + step + 1) % size]
+            incoming = comm.xp.empty(rhi - rlo, buf.dtype)
+            comm.sendrecv(buf[lo:hi], left, incoming, right)
+            buf[rlo:rhi] += incoming
+        for step in range(size - 1):
+            lo, hi = parts[(rank - 1 + step) % size]
+            rlo, rhi = parts[(rank + step) % size]
+            comm.sendrecv(buf[lo:hi], left, buf[rlo:rhi], right)
+
+    target = "puzzles.dist.allreduce:against_engine"
+    out = launch(2, target, engine="mpi", timeout=60, args=(1001, 3, "mp_cell:leftward"), ship=[leftward])
+    assert "matches the mpi engine's allreduce on 2 ranks" in out
 
 
 @needs_mpi

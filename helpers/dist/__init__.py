@@ -16,6 +16,8 @@ CONTRACT (stable: notebooks and exercises program against it)
     comm.allgather(sendbuf, recvbuf)     recvbuf holds size * len(sendbuf), rank r's part at r
     comm.reduce_scatter(sendbuf, recvbuf, op="sum")   sendbuf holds size * len(recvbuf)
     comm.barrier()
+    comm.stream                          NCCL only: the CUDA stream its calls are enqueued on (None:
+                                         the default stream; set a CuPy/Numba stream to overlap)
 
 Buffers are contiguous arrays: NumPy on "sim" and "mpi", device arrays (CuPy, Numba, anything with
 `__cuda_array_interface__`) on "nccl". Messages are matched in order per (sender, receiver) pair, no
@@ -33,12 +35,15 @@ Where each runs:
                                                      `.diagnostic` is the CommError, WrongAnswer,
                                                      InputModified), as `puzzles.check` gives kernels
     python -m helpers.dist.launch -n 4 --engine mpi|nccl [--timeout S] module:function [args...]
-    from helpers.dist.launch import launch; launch(n, "module:function", engine=..., timeout=..., args=())
+    from helpers.dist.launch import launch; launch(n, "module:function", engine=..., timeout=..., args=(),
+                                                     ship=())  (a function as target, or in `ship`, goes
+                                                     by source as module `mp_cell`: a notebook's)
                                                      real processes (mpirun; one per GPU for NCCL);
                                                      `function(comm, *args)` runs on every rank. A
                                                      rank still waiting at the timeout is named with
                                                      the call and line it waits in (DistTimeout)
-    helpers.dist.world()                             inside a launched rank: its Comm
+    helpers.dist.world()                             inside a launched rank (or a script started by a
+                                                     plain `mpirun -n 4 python script.py`): its Comm
     helpers.dist.split(n, size) -> [(lo, hi)] * size  even contiguous parts; a ValueError naming
                                                      the sizes when n cannot be split over size ranks
     helpers.dist.missing("mpi" | "nccl") -> str|None one line saying what is missing, None if usable

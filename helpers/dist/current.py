@@ -11,6 +11,8 @@ def world():
     """This process's Comm (launched by helpers.dist.launch); built on first use."""
     if not _WORLD:
         engine = os.environ.get("MP_DIST_ENGINE")
+        if engine is None and any(k in os.environ for k in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK")):
+            engine = "mpi"  # a script started by a plain `mpirun -n 4 python script.py`
         if engine == "mpi":
             from .mpi import MpiComm
 

@@ -5,6 +5,7 @@ the verdict is one of the course's (`helpers.verdicts`): NotSolvedYet, KernelDia
 from __future__ import annotations
 
 import inspect
+import secrets
 from dataclasses import dataclass
 from typing import Callable
 
@@ -94,10 +95,10 @@ def _wrong(ex: Exercise, case: Case, k: int, rank: int, name: str, got, want) ->
         return None
     idx = np.flatnonzero(bad)
     i = int(idx[0])
-    g, w = got.reshape(-1)[i].item(), want.reshape(-1)[i].item()
+    g, w = got.reshape(-1)[i], want.reshape(-1)[i]  # NumPy scalars: printed with their dtype's digits
     nan = " (NaN: what a receive buffer holds before its message lands)" if g != g else ""
     return (
-        f"rank {rank}, `{name}`[{i}]: got {g!r}, expected {w!r}{nan}; {idx.size} of {want.size} elements "
+        f"rank {rank}, `{name}`[{i}]: got {g!s}, expected {w!s}{nan}; {idx.size} of {want.size} elements "
         f"wrong on this rank (first at {', '.join(map(str, idx[:6]))}{', ...' if idx.size > 6 else ''})."
     )
 
@@ -106,11 +107,15 @@ def check(ex: Exercise, fn: Callable, seed: int | None = None) -> Result:
     """Every case of `ex` on the in-process ranks; a Result, or the first failure raised."""
     if is_stub(fn, ex):
         raise NotSolvedYet(f"{ex.name}: the function is still the stub. Write its body, then run the check.")
-    rng = np.random.default_rng(seed)
-    cases = ex.cases(rng)
+    seed = secrets.randbelow(2**31) if seed is None else int(seed)
+    cases = ex.cases(np.random.default_rng(seed))
+    name = getattr(fn, "__name__", "fn")
     ratio = 0.0  # most bytes one rank sent, over the bytes of its arguments
     for k, case in enumerate(cases):
-        head = f"{ex.name}, case {k} (seed {seed}): {case.describe()}"
+        head = (
+            f"{ex.name}, case {k}: {case.describe()}\n(seed {seed}: "
+            f"dist.check({ex.name!r}, {name}, seed={seed}) repeats this run)"
+        )
         args = [_copy(a) for a in case.args]
         try:
             world = World(case.size, ex.seconds)
@@ -137,6 +142,6 @@ def check(ex: Exercise, fn: Callable, seed: int | None = None) -> Result:
         puzzle=ex.name,
         cases=len(cases),
         stages=(f"in-process ranks ({sizes[0]} to {sizes[-1]})",),
-        maxima={"most sent point to point by one rank, over its own data:": f"{ratio:.2f}x"},
+        maxima={"Most one rank sent point to point:": f"{ratio:.2f}x its own data"},
         budget={},
     )

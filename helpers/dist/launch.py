@@ -9,11 +9,13 @@ named with the call and line it waits in; no launch outlives its timeout (no han
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -37,7 +39,8 @@ def _env(directory: str, engine: str) -> dict:
         OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
         PYTHONUNBUFFERED="1",
     )
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (os.getcwd(), ROOT, env.get("PYTHONPATH", "")) if p)
+    paths = (directory, os.getcwd(), ROOT, env.get("PYTHONPATH", ""))  # directory: shipped functions
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     return env
 
 
@@ -78,12 +81,30 @@ def _stop(procs) -> None:
             p.wait()
 
 
-def launch(n: int, spec: str, *, engine: str = "mpi", timeout: float = 60.0, args=()) -> str:
+def _ship(directory: str, functions) -> None:
+    """Functions defined in a notebook (or anywhere) go to the ranks as source: module `mp_cell`,
+    after `import numpy as np`, `from helpers.dist import split` and a star import of each one's
+    own module where the ranks can import it."""
+    head = ["import numpy as np", "from helpers.dist import split"]
+    for fn in functions:
+        if fn.__module__ not in ("__main__", "builtins"):
+            head.append(f"try:\n    from {fn.__module__} import *\nexcept ImportError:\n    pass")
+    body = [textwrap.dedent(inspect.getsource(fn)) for fn in functions]
+    with open(os.path.join(directory, "mp_cell.py"), "w") as f:
+        f.write("\n".join(head) + "\n\n\n" + "\n\n".join(body))
+
+
+def launch(n: int, spec, *, engine: str = "mpi", timeout: float = 60.0, args=(), ship=()) -> str:
     """Run `function(comm, *args)` of 'module:function' on n ranks of `engine`; its output (echoed
-    as it comes). Raises RuntimeError when the engine is missing or a rank fails, DistTimeout naming
-    the ranks still waiting at `timeout` seconds."""
+    as it comes). `spec` may be the function itself and `ship` more functions: their source goes to
+    the ranks as module `mp_cell` (a notebook's functions; `mp_cell:name` names one in `args`).
+    Raises RuntimeError when the engine is missing or a rank fails, DistTimeout naming the ranks
+    still waiting at `timeout` seconds."""
     if not isinstance(n, int) or n < 1:
         raise ValueError(f"-n must be a positive number of ranks, got {n!r}")
+    if engine not in ("mpi", "nccl"):
+        why = f"launch starts real engines, 'mpi' or 'nccl' (got {engine!r})"
+        raise ValueError(f"{why}; in-process ranks: helpers.dist.run")
     why = missing(engine)
     if why:
         raise RuntimeError(why)
@@ -92,6 +113,10 @@ def launch(n: int, spec: str, *, engine: str = "mpi", timeout: float = 60.0, arg
             f"NCCL engine: {n} ranks need {n} GPUs (one process per GPU); this machine has {gpus()}"
         )
     with tempfile.TemporaryDirectory(prefix="mp-dist-") as directory:
+        functions = [*ship, *([spec] if callable(spec) else [])]
+        if functions:
+            _ship(directory, functions)
+            spec = f"mp_cell:{spec.__name__}" if callable(spec) else spec
         env = _env(directory, engine)
         procs, out, pumps = [], [], []
         for r, cmd in enumerate(_commands(n, engine, spec, args)):

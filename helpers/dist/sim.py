@@ -59,6 +59,7 @@ class SimComm(Comm):
         op = Op(kind, self.rank, peer, buf, caller(3), blocking)
         if kind == "recv":
             poison(buf)
+            op.payload = buf.copy()  # what the buffer holds until the message lands (watch.py)
         self.world.post(op)
         return op
 
@@ -143,7 +144,7 @@ class World:
         self.block(op.rank, lambda: op.partner is not None, op, where, (op.peer,))
         if op.kind == "recv":
             self.watch.complete(op, where)
-            np.copyto(op.buf, op.partner.payload)
+            np.copyto(op.buf, op.partner.payload)  # the sender's payload: its data as posted
         else:
             self.watch.complete(op, where)
         op.done = True
@@ -272,7 +273,7 @@ class World:
         where, tb = None, e.__traceback__
         while tb is not None:
             code = tb.tb_frame.f_code
-            if code.co_filename == fn.__code__.co_filename:
+            if code.co_filename == self.watch.filename:
                 text = linecache.getline(code.co_filename, tb.tb_lineno).strip()
                 where = Where(code.co_filename, tb.tb_lineno, text)
             tb = tb.tb_next
