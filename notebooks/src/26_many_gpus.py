@@ -117,8 +117,9 @@ print(expect_failure(KernelDiagnosed, dist.check, "dist_stencil_halo", halo_send
 # While the halos travel the GPU can compute: the interior planes `2 .. n-1` need no halo. Compute
 # the two edge planes first, post their messages, compute the interior, then wait. The picture is a
 # model of one step, not a measurement (an H100 sweeps a 512 x 512 plane, 2 MiB read and written,
-# in about 1 us; a 1 MiB halo crosses NVLink in a few microseconds plus some 10 us of latency): blocking, the messages add to the step; overlapped, they cost nothing
-# once the interior takes longer than they do. On a GPU the interior kernel runs on its own stream
+# in about 1 us; a 1 MiB halo crosses NVLink in a few microseconds plus some 10 us of latency):
+# blocking, the messages add to the step; overlapped, they cost nothing once the interior takes
+# longer than they do. On a GPU the interior kernel runs on its own stream
 # while NCCL's messages run on another.
 
 # %%
