@@ -41,8 +41,8 @@ def unique_id(rank: int, seconds: float = 120.0):
     path = os.path.join(os.environ["MP_DIST_STATE"], "nccl_id")
     if rank == 0:
         uid = nccl.get_unique_id()
-        with open(path + ".tmp", "w") as f:
-            json.dump(list(uid), f)
+        with open(path + ".tmp", "w") as f:  # CuPy 14 gives bytes, older CuPy a tuple of ints
+            json.dump({"bytes": isinstance(uid, bytes), "id": list(uid)}, f)
         os.replace(path + ".tmp", path)
         return uid
     end = time.monotonic() + seconds
@@ -51,7 +51,8 @@ def unique_id(rank: int, seconds: float = 120.0):
             raise DistTimeout(f"rank {rank}: rank 0 wrote no NCCL id within {seconds:.0f} s (did it start?)")
         time.sleep(0.01)
     with open(path) as f:
-        return tuple(json.load(f))
+        saved = json.load(f)
+    return bytes(saved["id"]) if saved["bytes"] else tuple(saved["id"])
 
 
 class NcclRequest(Request):
