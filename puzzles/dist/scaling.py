@@ -50,6 +50,7 @@ def _timed(comm, fn, reps: int = REPS) -> float:
         cupy.cuda.runtime.deviceSynchronize()
         worst = cupy.array([time.perf_counter() - t0], cupy.float64)
         comm.allreduce(worst, op="max")
+        cupy.cuda.runtime.deviceSynchronize()  # the all-reduce may be on a non-blocking stream
         times.append(float(worst.get()[0]))
     return float(np.median(times))
 
@@ -57,9 +58,10 @@ def _timed(comm, fn, reps: int = REPS) -> float:
 def _streams(comm):
     """The sweep's stream and NCCL's, both apart from the legacy default stream (which would order
     every kernel after every message and undo the overlap)."""
+    import cupy
     from numba import cuda
 
-    compute, messages = cuda.stream(), cuda.stream()
+    compute, messages = cuda.stream(), cupy.cuda.Stream(non_blocking=True)
     comm.stream = messages
     return compute, messages
 
@@ -101,14 +103,22 @@ def stencil_rank(comm, variant: str, nz, ny, nx, steps, out: str):
     grid = _slab((nz, ny, nx), comm, compute, messages, seed=1)
     grid.host = False  # the timed loop ends on the device (no copy of the slab back)
     seconds = _timed(comm, lambda: fn(comm, grid, steps)) / steps
+
+    def compute_only():  # the same sweeps, no message: what the exchange adds is the difference
+        for _ in range(steps):
+            grid.sweep(1, grid.n + 1)
+            grid.swap()
+
+    compute = _timed(comm, compute_only) / steps
     if comm.rank == 0:
         with open(out, "w") as f:
-            json.dump({"seconds": seconds, "points": nz * ny * nx}, f)
+            json.dump({"seconds": seconds, "compute": compute, "points": nz * ny * nx}, f)
 
 
 def dp_rank(comm, size: str, batch, steps, out: str):
     """One rank of a training run: validate one step against the single process (NumPy, full batch),
     then time `steps` steps of `batch` windows in all."""
+    from helpers.dist import split
     from puzzles.llm.training import reference
 
     from .data_parallel import dp_step, truth
@@ -140,9 +150,19 @@ def dp_rank(comm, size: str, batch, steps, out: str):
     seconds = (
         _timed(comm, lambda: [dp_step(comm, model, tokens, targets, 1e-3) for _ in range(steps)]) / steps
     )
+    lo, hi = split(batch, comm.size)[comm.rank]
+
+    def compute_only():  # the rank's step without the all-reduce: the gradient's traffic is the rest
+        for _ in range(steps):
+            model.forward(tokens[lo:hi], targets[lo:hi])
+            model.backward()
+            model.scale_grad((hi - lo) / batch)
+            model.step(1e-3)
+
+    compute = _timed(comm, compute_only) / steps
     if comm.rank == 0:
         with open(out, "w") as f:
-            json.dump({"seconds": seconds, "tokens": batch * cfg.T, "params": cfg.n_params()}, f)
+            json.dump({"seconds": seconds, "compute": compute, "tokens": batch * cfg.T}, f)
 
 
 # ---------------------------------------------------------------------------- the driver
@@ -164,17 +184,18 @@ def gpu_counts(limit=GPUS) -> list:
     return [n for n in limit if n <= gpus()]
 
 
-def stencil_runs(counts, scale: float = 1.0) -> list:
-    """[(variant, mode, gpus, seconds per step, points)] for both variants, weak and strong."""
+def stencil_runs(counts, scale: float = 1.0, variants=("halo", "overlap"), modes=("weak", "strong")) -> list:
+    """[(variant, mode, gpus, seconds per step, points, seconds of its sweeps alone)] for each
+    variant and mode."""
     ny = nx = max(32, round(STENCIL["ny"] * scale ** (1 / 3)))
     planes = max(8, round(STENCIL["planes"] * scale ** (1 / 3)))
     rows = []
-    for variant in ("halo", "overlap"):
-        for mode in ("weak", "strong"):
+    for variant in variants:
+        for mode in modes:
             for n in counts:
                 nz = planes * n if mode == "weak" else 2 * planes
                 r = _launch(n, "stencil_rank", variant, nz, ny, nx, STENCIL["steps"])
-                rows.append((variant, mode, n, r["seconds"], r["points"]))
+                rows.append((variant, mode, n, r["seconds"], r["points"], r["compute"]))
                 print(
                     f"stencil {variant:7s} {mode:6s} {n} GPU(s): {r['seconds'] * 1e3:8.3f} ms/step",
                     file=sys.stderr,
@@ -182,39 +203,49 @@ def stencil_runs(counts, scale: float = 1.0) -> list:
     return rows
 
 
-def dp_runs(counts, scale: float = 1.0) -> list:
-    """[("dp", mode, gpus, seconds per step, tokens)] weak and strong."""
+def dp_runs(counts, scale: float = 1.0, modes=("weak", "strong")) -> list:
+    """[("dp", mode, gpus, seconds per step, tokens, seconds without the all-reduce)] per mode."""
     per = max(1, round(DP["batch"] * scale))
     rows = []
-    for mode in ("weak", "strong"):
+    for mode in modes:
         for n in counts:
             batch = per * n if mode == "weak" else per * max(GPUS)
             r = _launch(n, "dp_rank", DP["size"], batch, DP["steps"])
-            rows.append(("dp", mode, n, r["seconds"], r["tokens"]))
+            rows.append(("dp", mode, n, r["seconds"], r["tokens"], r["compute"]))
             print(f"dp step {mode:6s} {n} GPU(s): {r['seconds'] * 1e3:8.3f} ms/step", file=sys.stderr)
     return rows
 
 
 def efficiency(rows) -> list:
     """Rows with the speed-up and efficiency against the same variant and mode on one GPU."""
-    base = {(v, m): s for v, m, n, s, _ in rows if n == 1}
+    base = {(r[0], r[1]): r[3] for r in rows if r[2] == 1}
     out = []
-    for v, m, n, s, work in rows:
+    for v, m, n, s, work, *compute in rows:
         t1 = base.get((v, m))
         speedup = None if t1 is None else (t1 / s if m == "strong" else n * t1 / s)
         eff = None if speedup is None else speedup / n
-        out.append(dict(variant=v, mode=m, gpus=n, seconds=s, work=work, speedup=speedup, efficiency=eff))
+        c = compute[0] if compute else None
+        out.append(
+            dict(variant=v, mode=m, gpus=n, seconds=s, work=work, speedup=speedup, efficiency=eff, compute=c)
+        )
     return out
 
 
 def table(rows) -> str:
-    lines = [f"{'run':16s} {'mode':6s} {'GPUs':>4s} {'ms/step':>9s} {'speed-up':>8s} {'efficiency':>10s}"]
+    """Per run: time per step, speed-up and efficiency against one GPU, and where the time goes: the
+    time without communication and the share of the step the communication adds (not hidden)."""
+    head = f"{'run':16s} {'mode':6s} {'GPUs':>4s} {'ms/step':>9s} {'speed-up':>8s} {'efficiency':>10s}"
+    lines = [head + f" {'no-comm ms':>10s} {'comm adds':>9s}"]
     for r in rows:
         sp = "-" if r["speedup"] is None else f"{r['speedup']:.2f}x"
         ef = "-" if r["efficiency"] is None else f"{r['efficiency']:.0%}"
-        lines.append(
+        c = r.get("compute")
+        cm = "-" if c is None else f"{c * 1e3:.3f}"
+        share = "-" if c is None else f"{max(r['seconds'] - c, 0) / r['seconds']:.0%}"
+        line = (
             f"{r['variant']:16s} {r['mode']:6s} {r['gpus']:4d} {r['seconds'] * 1e3:9.3f} {sp:>8s} {ef:>10s}"
         )
+        lines.append(line + f" {cm:>10s} {share:>9s}")
     return "\n".join(lines)
 
 
@@ -255,7 +286,7 @@ def benchmark(scale: float = 1.0):
 
     n_params = CONFIGS[DP["size"]].n_params()
     rows = []
-    for v, m, n, s, work in stencil_runs(counts, scale) + dp_runs(counts, scale):
+    for v, m, n, s, work, _ in stencil_runs(counts, scale) + dp_runs(counts, scale):
         name = f"{'stencil ' + v if v != 'dp' else 'dp'} {m}, {n} GPU{'s' if n > 1 else ''}"
         if v == "dp":
             rows.append(timing.Measurement(name, s, flops=6 * n_params * work))

@@ -70,6 +70,7 @@ class Slab:
         self.u, self.out = u, np.full_like(u, np.nan)  # out's halos: NaN until a message lands
         self.n, self.z0, self.nz = u.shape[0] - 2, z0, nz
         self.sweeps = []  # (lo, hi) of every sweep, in order (the checker reads it)
+        self.history = None  # a list: swap() keeps a copy of each step's result, halos included
 
     def __repr__(self) -> str:
         shape = " x ".join(map(str, self.u.shape[1:]))
@@ -113,6 +114,8 @@ class Slab:
                 ).astype(np.float32)
 
     def swap(self) -> None:
+        if self.history is not None:
+            self.history.append(self.out.copy())
         self.u, self.out = self.out, self.u
 
     def owned(self):

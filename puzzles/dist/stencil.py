@@ -14,6 +14,7 @@ Checked against chapter 8's stencil run serially, bit for bit (the sweep does th
 import numpy as np
 
 from helpers.dist import Case, Exercise
+from helpers.verdicts import WrongAnswer
 
 from .slabs import Slab, serial, slab
 
@@ -39,17 +40,63 @@ def cases(rng):
         (4, int(rng.integers(12, 16)), "a deeper grid"),
     ):
         a = _grid(rng, size, nz)
-        out.append(
-            Case(size, [{"grid": Slab.of(a, size, r), "steps": STEPS} for r in range(size)], note=note)
-        )
+        grids = [Slab.of(a, size, r) for r in range(size)]
+        for g in grids:
+            g.history = []  # each step's planes and halos, for the verdict
+        out.append(Case(size, [{"grid": g, "steps": STEPS} for g in grids], note=note))
         out[-1].truth = a  # the global grid (the slabs are changed by the run)
     return out
 
 
 def spec(case):
-    a = serial(case.truth, STEPS)
-    nz = a.shape[0]
-    return [{"return": a[slice(*slab(nz, case.size, r))]} for r in range(case.size)]
+    """The serial result's planes per rank; first, the step, rank and plane where the run first went
+    wrong, and why (a WrongAnswer), read from the slabs' history."""
+    states = [case.truth]
+    for _ in range(STEPS):
+        states.append(serial(states[-1], 1))
+    diagnose(case, states)
+    nz = case.truth.shape[0]
+    return [{"return": states[-1][slice(*slab(nz, case.size, r))]} for r in range(case.size)]
+
+
+def _which(plane, states, k, nz):
+    """What a wrong plane holds, in words: NaN, or a plane of step k or k - 1."""
+    if np.isnan(plane).any():
+        return "NaN (out starts as NaN: no message filled it, or the one sent was not computed yet)"
+    for when, s in (("this step's", states[k]), ("the previous step's", states[k - 1])):
+        for z in range(nz):
+            if np.array_equal(plane, s[z]):
+                return f"{when} plane z={z}"
+    return "values of no plane"
+
+
+def diagnose(case, states) -> None:
+    nz = case.truth.shape[0]
+    for k in range(1, STEPS + 1):
+        for r, args in enumerate(case.args):
+            grid = args["grid"]
+            hist = grid.history or []
+            if len(hist) < k:
+                raise WrongAnswer(
+                    f"{case.describe()}: rank {r} swapped {len(hist)} times in {STEPS} steps: one "
+                    "grid.swap() per step, after its exchange."
+                )
+            got, z0, n = hist[k - 1], grid.z0, grid.n
+            for j in range(1, n + 1):
+                if not np.array_equal(got[j], states[k][z0 + j - 1]):
+                    raise WrongAnswer(
+                        f"{case.describe()}: after step {k}, rank {r}'s plane z={z0 + j - 1} (its local "
+                        f"plane {j}) is wrong: it holds {_which(got[j], states, k, nz)}. Sweep every "
+                        f"plane 1 .. n of out once per step, from halos that hold the neighbours' planes."
+                    )
+            for j, z, side, who in ((0, z0 - 1, "below", r - 1), (n + 1, z0 + n, "above", r + 1)):
+                if 0 <= who < case.size and not np.array_equal(got[j], states[k][z]):
+                    raise WrongAnswer(
+                        f"{case.describe()}: after step {k}, rank {r}'s halo {side} (local plane {j}) "
+                        f"should hold rank {who}'s plane z={z} of this step; it holds "
+                        f"{_which(got[j], states, k, nz)}. Each step, rank {who} must send that plane, "
+                        f"after computing it, and rank {r} receive it into out[{j}] before the swap."
+                    )
 
 
 _COMMON = f"""

@@ -18,7 +18,7 @@ from helpers.dist import Case, Exercise
 from helpers.verdicts import WrongAnswer
 from puzzles.llm.training.gradcheck import perturbed_params
 
-from .data_parallel import CFG, LR, CheckedReplica, _first_bad, _locate, truth
+from .data_parallel import CFG, LR, CheckedReplica, _first_bad, _locate, truth, twice
 from .replica import NumpyReplica
 
 # ---------------------------------------------------------------------------- cases
@@ -64,6 +64,7 @@ def spec(case):
     head = f"dist_zero1_step, {case.describe()}:\n\n"
     n = t["grad"].size
     owner = np.full(case.args[0]["model"].params.size, -1)
+    twice(case, head)
     for r, a in enumerate(case.args):
         model = a["model"]
         if len(model.stepped) != 1 or not isinstance(model.stepped[0], tuple):
