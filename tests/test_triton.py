@@ -181,3 +181,16 @@ def test_the_profile_timeline_takes_each_block_s_kernels_from_its_last_forward(t
     }
     torch_profile.timeline(lanes, tmp_path / "t.png")
     assert (tmp_path / "t.png").stat().st_size > 1000
+
+
+@needs_triton
+def test_a_kernel_triton_cannot_run_is_compile_rejected_with_its_message():
+    from helpers.check import CompileRejected
+
+    @lang.jit
+    def typo(out_ptr, x_ptr, rows, cols, BLOCK: lang.tl.constexpr):
+        row = tl.program_id(0)  # noqa: F821 (tl: bound when Triton compiles it)
+        tl.store(out_ptr + row, tl.load(x_ptr + rowz))  # noqa: F821
+
+    with pytest.raises(CompileRejected, match=r"(?s)Triton could not run `typo` on case 0.*rowz"):
+        check.check("triton_softmax", typo, seed=0)

@@ -141,7 +141,7 @@ class Kernel:
             triton, tl, _ = load()
             # the body's `tl.` names resolve in the defining module's globals when Triton compiles it
             g = self.fn.__globals__
-            if isinstance(g.get("tl"), _Later):
+            if isinstance(g.get("tl", _Later()), _Later):
                 g["tl"] = tl
             self._compiled = triton.jit(self.fn)
         return self._compiled
