@@ -194,3 +194,22 @@ def test_a_kernel_triton_cannot_run_is_compile_rejected_with_its_message():
 
     with pytest.raises(CompileRejected, match=r"(?s)Triton could not run `typo` on case 0.*rowz"):
         check.check("triton_softmax", typo, seed=0)
+
+
+@needs_triton
+def test_a_kernel_that_never_ends_is_stopped_in_the_interpreter(monkeypatch):
+    from helpers.check import WrongAnswer
+
+    if lang.mode() != "interpreter":
+        pytest.skip("the deadline is the interpreter's (a GPU kernel cannot be interrupted)")
+
+    @lang.jit
+    def forever(out_ptr, x_ptr, rows, cols, BLOCK: lang.tl.constexpr):
+        acc = 0
+        for _ in range(0, 1 << 30):  # a learner's loop bound gone wrong
+            acc += 1
+        tl.store(out_ptr + tl.program_id(0), acc)  # noqa: F821
+
+    monkeypatch.setattr(check, "DEADLINE_S", 1.0)
+    with pytest.raises(WrongAnswer, match="ran past 1 s in Triton's interpreter and was stopped"):
+        check.check("triton_softmax", forever, seed=0)
