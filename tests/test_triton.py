@@ -151,6 +151,9 @@ def test_the_sanitizer_exit_becomes_a_message():
     sys.path.insert(0, str(ROOT / "tests"))
     from triton_mutants import add_unmasked
 
+    from triton.runtime.interpreter import ASTTransformer
+
+    before = dict(vars(ASTTransformer))
     torch = lang.load()[2]
     a, b, out = torch.randn(100), torch.randn(100), torch.empty(100)
     with pytest.raises(
@@ -158,6 +161,8 @@ def test_the_sanitizer_exit_becomes_a_message():
     ):
         sanitize.sanitize(add_unmasked, (2,), out, a, b, 100, BLOCK=64)
     sanitize.sanitize(check.OPS["triton_vector_add"].REFERENCE, (2,), out, a, b, 100, BLOCK=64)
+    # triton-viz's loop rewriting is undone: later kernels run in the plain interpreter
+    assert dict(vars(ASTTransformer)) == before
 
 
 def test_the_profile_timeline_takes_each_block_s_kernels_from_its_last_forward(tmp_path):
