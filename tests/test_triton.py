@@ -149,9 +149,8 @@ def test_a_correct_kernel_written_differently_passes(op, label, kernel):
 @pytest.mark.skipif(HAVE_TRITON and sanitize.why_not() is not None, reason="triton-viz does not import here")
 def test_the_sanitizer_exit_becomes_a_message():
     sys.path.insert(0, str(ROOT / "tests"))
-    from triton_mutants import add_unmasked
-
     from triton.runtime.interpreter import ASTTransformer
+    from triton_mutants import add_unmasked
 
     before = dict(vars(ASTTransformer))
     torch = lang.load()[2]
