@@ -59,6 +59,12 @@ def sanitize(kernel, grid, *args, **constexprs) -> None:
     except SystemExit:
         report = _ANSI.sub("", buf.getvalue())
         raise OutOfBounds(_message(report, lang.python_function(base).__name__), report) from None
+    except TypeError:
+        raise  # lang.launch's messages (a NumPy array, a tensor on the wrong device)
+    except Exception as e:  # triton-viz on a setup it was not tested with (a GPU, another Triton)
+        first = str(e).splitlines()[0] if str(e) else ""
+        print(f"triton-viz's sanitizer could not run here ({type(e).__name__}: {first}).")
+        return
     print(
         f"triton-viz's sanitizer: every load and store of `{lang.python_function(base).__name__}` in bounds."
     )
