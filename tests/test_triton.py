@@ -147,10 +147,15 @@ def test_a_correct_kernel_written_differently_passes(op, label, kernel):
 
 @needs_triton
 @pytest.mark.skipif(HAVE_TRITON and sanitize.why_not() is not None, reason="triton-viz does not import here")
+@pytest.mark.skipif(
+    HAVE_TRITON and lang.mode() != "interpreter", reason="CPU tensors: the interpreter's test"
+)
 def test_the_sanitizer_exit_becomes_a_message():
     sys.path.insert(0, str(ROOT / "tests"))
+    from triton.runtime.interpreter import ASTTransformer
     from triton_mutants import add_unmasked
 
+    before = dict(vars(ASTTransformer))
     torch = lang.load()[2]
     a, b, out = torch.randn(100), torch.randn(100), torch.empty(100)
     with pytest.raises(
@@ -158,6 +163,8 @@ def test_the_sanitizer_exit_becomes_a_message():
     ):
         sanitize.sanitize(add_unmasked, (2,), out, a, b, 100, BLOCK=64)
     sanitize.sanitize(check.OPS["triton_vector_add"].REFERENCE, (2,), out, a, b, 100, BLOCK=64)
+    # triton-viz's loop rewriting is undone: later kernels run in the plain interpreter
+    assert dict(vars(ASTTransformer)) == before
 
 
 def test_the_profile_timeline_takes_each_block_s_kernels_from_its_last_forward(tmp_path):
@@ -181,3 +188,35 @@ def test_the_profile_timeline_takes_each_block_s_kernels_from_its_last_forward(t
     }
     torch_profile.timeline(lanes, tmp_path / "t.png")
     assert (tmp_path / "t.png").stat().st_size > 1000
+
+
+@needs_triton
+def test_a_kernel_triton_cannot_run_is_compile_rejected_with_its_message():
+    from helpers.check import CompileRejected
+
+    @lang.jit
+    def typo(out_ptr, x_ptr, rows, cols, BLOCK: lang.tl.constexpr):
+        row = tl.program_id(0)  # noqa: F821 (tl: bound when Triton compiles it)
+        tl.store(out_ptr + row, tl.load(x_ptr + rowz))  # noqa: F821
+
+    with pytest.raises(CompileRejected, match=r"(?s)Triton could not run `typo` on case 0.*rowz"):
+        check.check("triton_softmax", typo, seed=0)
+
+
+@needs_triton
+def test_a_kernel_that_never_ends_is_stopped_in_the_interpreter(monkeypatch):
+    from helpers.check import WrongAnswer
+
+    if lang.mode() != "interpreter":
+        pytest.skip("the deadline is the interpreter's (a GPU kernel cannot be interrupted)")
+
+    @lang.jit
+    def forever(out_ptr, x_ptr, rows, cols, BLOCK: lang.tl.constexpr):
+        acc = 0
+        for _ in range(0, 1 << 30):  # a learner's loop bound gone wrong
+            acc += 1
+        tl.store(out_ptr + tl.program_id(0), acc)  # noqa: F821
+
+    monkeypatch.setattr(check, "DEADLINE_S", 1.0)
+    with pytest.raises(WrongAnswer, match="ran past 1 s in Triton's interpreter and was stopped"):
+        check.check("triton_softmax", forever, seed=0)

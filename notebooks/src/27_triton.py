@@ -262,7 +262,8 @@ if sanitize.why_not():
     print(sanitize.why_not())
 else:
     torch = lang.load()[2]
-    a, b, out = torch.randn(100), torch.randn(100), torch.empty(100)
+    dev = lang.device()
+    a, b, out = torch.randn(100, device=dev), torch.randn(100, device=dev), torch.empty(100, device=dev)
     try:
         sanitize.sanitize(add_no_mask, (2,), out, a, b, 100, BLOCK=64)
     except sanitize.OutOfBounds as e:

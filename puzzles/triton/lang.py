@@ -119,6 +119,8 @@ class _Later:
     rebinds the module's `tl` to `triton.language` itself (Triton's compiler must see the module)."""
 
     def __getattr__(self, name):
+        if name.startswith("__"):  # introspection (copy, pickle, inspect) must not import Triton
+            raise AttributeError(name)
         return getattr(load()[1], name)
 
 
@@ -141,7 +143,7 @@ class Kernel:
             triton, tl, _ = load()
             # the body's `tl.` names resolve in the defining module's globals when Triton compiles it
             g = self.fn.__globals__
-            if isinstance(g.get("tl"), _Later):
+            if isinstance(g.get("tl", _Later()), _Later):
                 g["tl"] = tl
             self._compiled = triton.jit(self.fn)
         return self._compiled
@@ -166,6 +168,8 @@ class _StandIn:
         return Kernel(fn) if fn is not None else Kernel
 
     def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
         return _StandIn(f"{self._name}.{name}")
 
 

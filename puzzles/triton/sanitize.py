@@ -54,14 +54,39 @@ def sanitize(kernel, grid, *args, **constexprs) -> None:
     traced = triton_viz.trace("sanitizer")(base)
     buf = io.StringIO()
     try:
-        with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
+        with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf), _loops_restored():
             lang.launch(traced_kernel(traced, base), grid, *args, **constexprs)
     except SystemExit:
         report = _ANSI.sub("", buf.getvalue())
         raise OutOfBounds(_message(report, lang.python_function(base).__name__), report) from None
+    except TypeError:
+        raise  # lang.launch's messages (a NumPy array, a tensor on the wrong device)
+    except Exception as e:  # triton-viz on a setup it was not tested with (a GPU, another Triton)
+        first = str(e).splitlines()[0] if str(e) else ""
+        print(f"triton-viz's sanitizer could not run here ({type(e).__name__}: {first}).")
+        return
     print(
         f"triton-viz's sanitizer: every load and store of `{lang.python_function(base).__name__}` in bounds."
     )
+
+
+@contextlib.contextmanager
+def _loops_restored():
+    """triton-viz 3.0 rewrites the interpreter's `for` loops (ASTTransformer.visit_For) while it traces
+    and puts back the old method only where there was one: Triton 3.6 has none, so every kernel run in
+    the interpreter afterwards would call triton-viz's loop hook and fail with a NameError. Put the
+    class back as it was."""
+    from triton.runtime.interpreter import ASTTransformer
+
+    had = "visit_For" in vars(ASTTransformer)
+    before = vars(ASTTransformer).get("visit_For")
+    try:
+        yield
+    finally:
+        if had:
+            ASTTransformer.visit_For = before
+        elif "visit_For" in vars(ASTTransformer):
+            del ASTTransformer.visit_For
 
 
 def traced_kernel(traced, base):
