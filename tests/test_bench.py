@@ -235,7 +235,15 @@ def test_every_chapter_goal_is_checked_before_any_run(monkeypatch):
 def test_the_real_chapters_are_found_and_their_goals_valid():
     """Every chapter with a benchmark is found (modules or packages alike) and passes check_goal."""
     tags = [t for t, _ in bench.chapter_modules()]
-    assert tags == [f"ch{n:02d}" for n in range(2, 19)] + ["tc", "llm1", "llm2", "llm3", "llm4", "llm5", "dist"]
+    assert tags == [f"ch{n:02d}" for n in range(2, 19)] + [
+        "tc",
+        "llm1",
+        "llm2",
+        "llm3",
+        "llm4",
+        "llm5",
+        "dist",
+    ]
     assert [t for t, _ in bench.chapter_modules({"ch10", "llm3"})] == ["ch10", "llm3"]
 
 

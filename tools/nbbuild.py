@@ -249,13 +249,9 @@ def _cell_id(stem: str, index: int) -> str:
 def _default_lookup(name: str):
     """A kernel puzzle by name, else an exercise for many ranks (puzzles.dist: same source and statement)."""
     import puzzles
+    from puzzles import dist
 
-    try:
-        return puzzles.get(name)
-    except KeyError:
-        from puzzles import dist
-
-        return dist.get(name)
+    return dist.get(name) if name in dist.names() else puzzles.get(name)
 
 
 def render(cells: list, stem: str, solutions: bool, lookup: Callable = None) -> str:
