@@ -23,7 +23,6 @@
 # %% setup
 
 # %%
-import numba
 import numpy as np
 from numba import cuda, float32, int32
 from numba.types import float16
@@ -79,7 +78,8 @@ def to_half(y, x):
         y[i] = x[i] * float32(2.0)
 
 
-expect_failure(KernelException, sim.launch, to_half, 1, 32, (np.zeros(32, np.float16), np.full(32, 4e4, np.float32)))
+y16, x32 = np.zeros(32, np.float16), np.full(32, 40000.0, np.float32)
+expect_failure(KernelException, sim.launch, to_half, 1, 32, (y16, x32))
 
 # %% [markdown]
 # ## fp16 storage, fp32 arithmetic
@@ -271,7 +271,8 @@ else:
     rows = tc.benchmark()
     print(timing.table(rows))
     for name, against, ratio, need, met in timing.goal_rows(rows, tc.bench.GOALS):
-        print(f"{name} vs {against}: " + ("missing" if ratio is None else f"{ratio:.2f} (goal {need}): {met}"))
+        verdict = "missing" if ratio is None else f"{ratio:.2f} (goal {need}): {met}"
+        print(f"{name} vs {against}: {verdict}")
 
 # %% [markdown]
 # ## What you proved
