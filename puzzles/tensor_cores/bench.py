@@ -23,6 +23,8 @@ BEST = "tensor-core GEMM (mma.sync m16n8k8, 128x128 tiles)"
 HGEMM = "cuBLAS HGEMM (fp16 in, fp32 accumulate)"
 GOAL = timing.check_goal({"best": BEST, "ceiling": HGEMM, "fraction": 0.5})
 GOALS = [(BEST, "course FP32 SGEMM (ch05 best)", 2.0)]
+FAST_SHAPES = ((256, 384, 96), (128, 128, 32))  # (m, n, k) validated: multiples of the fast kernel's tiles
+RAGGED_SHAPES = ((517, 389, 263), (33, 17, 9))  # and any sizes for the exercise's kernel
 
 
 def _hgemm_peer(n, da, dbt, check):
@@ -72,7 +74,7 @@ def _torch_rows(n, a, b):
 
 def _gemm_rows(n, rng):
     # validation on shapes that fit the fast kernel's tiles, and ragged ones for the exercise's
-    for m_, n_, k_ in ((256, 384, 96), (128, 128, 32)):
+    for m_, n_, k_ in FAST_SHAPES:
         a = rng.standard_normal((m_, k_)).astype(np.float16)
         b = rng.standard_normal((k_, n_)).astype(np.float16)
         want = a.astype(np.float64) @ b.astype(np.float64)
@@ -81,7 +83,7 @@ def _gemm_rows(n, rng):
             c, cuda.to_device(fast_gemm.words(a)), cuda.to_device(fast_gemm.words(b.T)), m_, n_, k_
         )
         timing.validate(f"{BEST} ({m_}x{k_} @ {k_}x{n_})", c.copy_to_host(), want, rtol=1e-4, atol=1e-3)
-    for m_, n_, k_ in ((517, 389, 263), (33, 17, 9)):
+    for m_, n_, k_ in RAGGED_SHAPES:
         a = rng.standard_normal((m_, k_)).astype(np.float16)
         b = rng.standard_normal((k_, n_)).astype(np.float16)
         c = cuda.to_device(np.full((m_, n_), np.nan, np.float32))
