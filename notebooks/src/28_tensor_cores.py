@@ -263,6 +263,18 @@ if not timing.skip_reason():
 # Hopper's `wgmma` and the tensor memory accelerator, and on any GPU `ldmatrix` and asynchronous
 # copies, none of which this kernel has. `python -m tools.profile tc` under `ncu` shows where its
 # time goes. On a CPU machine this cell says so and does nothing.
+#
+# What the datasheets promise (dense, no sparsity), for scale:
+#
+# | GPU | fp16 tensor, fp32 accumulate | TF32 tensor | FP32 (no tensor core) | int8 tensor | memory |
+# |---|---|---|---|---|---|
+# | T4 (Colab, sm_75) | 65 TFLOP/s | - | 8.1 TFLOP/s | 130 TOP/s | 320 GB/s |
+# | H100 SXM (sm_90) | 989 TFLOP/s | 495 TFLOP/s | 67 TFLOP/s | 1979 TOP/s | 3.35 TB/s |
+# | H200 (sm_90) | as the H100 | as the H100 | as the H100 | as the H100 | 4.8 TB/s |
+#
+# `dp4a` runs on the ordinary cores (a T4 does 4 int8 multiply-adds per FP32 lane-cycle through it),
+# not on the tensor cores: the int8 matrix-vector product above is memory-bound, and its gain is the
+# bytes (a quarter of FP32's), not the arithmetic.
 
 # %%
 if timing.skip_reason():
