@@ -272,9 +272,9 @@ if not timing.skip_reason():
 # | H100 SXM (sm_90) | 989 TFLOP/s | 495 TFLOP/s | 67 TFLOP/s | 1979 TOP/s | 3.35 TB/s |
 # | H200 (sm_90) | as the H100 | as the H100 | as the H100 | as the H100 | 4.8 TB/s |
 #
-# `dp4a` runs on the ordinary cores (a T4 does 4 int8 multiply-adds per FP32 lane-cycle through it),
-# not on the tensor cores: the int8 matrix-vector product above is memory-bound, and its gain is the
-# bytes (a quarter of FP32's), not the arithmetic.
+# `dp4a` runs on the ordinary integer units, not on the tensor cores (the int8 column is `mma` with
+# int8 fragments). The int8 matrix-vector product above is memory-bound anyway: its gain is the bytes
+# (a quarter of FP32's), not the arithmetic.
 
 # %%
 if timing.skip_reason():
