@@ -23,6 +23,7 @@ from numba.extending import intrinsic
 from .sim.mma import OP, position
 
 MMA_ARCH = (7, 5)  # mma.sync m16n8k8 with fp16 inputs: Turing (T4) and newer
+MMA_K16_ARCH = (8, 0)  # m16n8k16: Ampere and newer
 DP4A_ARCH = (6, 1)
 
 
@@ -130,6 +131,39 @@ def mma_m16n8k8_packed(typingctx, a01, a23, b01, c0, c1, c2, c3):
 
 
 @intrinsic
+def mma_m16n8k16_packed(typingctx, a0, a1, a2, a3, b0, b1, c0, c1, c2, c3):
+    """`mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32` (sm_80 and newer: not on a T4), twice
+    the work of m16n8k8 per instruction. Registers (fp16 pairs): a0/a1 hold rows g/g + 8 at k = 2t,
+    2t + 1; a2/a3 the same rows at k = 2t + 8, 2t + 9; b0 k = 2t, 2t + 1 and b1 k = 2t + 8, 2t + 9 of
+    column g; C as for m16n8k8. (The simulator runs it as two m16n8k8 steps: k 0-7, then k 8-15.)"""
+    u32, f32 = types.uint32, types.float32
+    got = (a0, a1, a2, a3, b0, b1, c0, c1, c2, c3)
+    want = (u32,) * 6 + (f32,) * 4
+    if got != want:
+        raise errors.TypingError(
+            f"mma_m16n8k16_packed: six uint32 (fp16 pairs) and four float32, got {', '.join(map(str, got))}"
+        )
+    _require("mma_m16n8k16", MMA_K16_ARCH)
+
+    def codegen(context, builder, sig, args):
+        from llvmlite import ir
+
+        f = ir.FloatType()
+        r = _asm(
+            builder,
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+            "{$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};",
+            "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
+            ir.LiteralStructType([f, f, f, f]),
+            list(args),
+        )
+        outs = [builder.extract_value(r, i) for i in range(4)]
+        return context.make_tuple(builder, sig.return_type, outs)
+
+    return types.UniTuple(f32, 4)(*want), codegen
+
+
+@intrinsic
 def _fragments(typingctx, a, b, c):
     """Nothing on a GPU (the typer checks the fragments' types); the simulator checks shapes."""
     for name, arr, dt in (("A", a, types.float16), ("B", b, types.float16), ("C", c, types.float32)):
@@ -175,6 +209,17 @@ def dp4a(typingctx, a, b, c):
 _mma._sim_op = "course_mma"
 _fragments._sim_op = "course_fragments"
 mma_m16n8k8_packed._sim_op = "course_mma_packed"
+mma_m16n8k16_packed._sim_op = "course_mma_k16_packed"
 dp4a._sim_op = "course_dp4a"
 
-__all__ = ["DP4A_ARCH", "MMA_ARCH", "arch_error", "dp4a", "mma_m16n8k8", "mma_m16n8k8_packed", "position"]
+__all__ = [
+    "DP4A_ARCH",
+    "MMA_ARCH",
+    "MMA_K16_ARCH",
+    "arch_error",
+    "dp4a",
+    "mma_m16n8k8",
+    "mma_m16n8k8_packed",
+    "mma_m16n8k16_packed",
+    "position",
+]

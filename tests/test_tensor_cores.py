@@ -15,7 +15,7 @@ from numba.core.errors import TypingError
 from helpers import ptx, sim, tensor_cores
 from helpers.sim import errors as E
 from helpers.sim.mma import position
-from helpers.tensor_cores import arch_error, dp4a, mma_m16n8k8
+from helpers.tensor_cores import arch_error, dp4a, mma_m16n8k8, mma_m16n8k8_packed, mma_m16n8k16_packed
 
 F16 = numba.types.float16
 
@@ -192,3 +192,34 @@ def test_parity_script_is_ready_for_a_gpu():
         ptx.ptx_check(tc_parity.half_sum, (d["sums"], np.zeros(256, np.float16)))
         ptx.ptx_check(tc_parity.mma_tiles, (d["mc"], d["ma"], d["mb"]))
         ptx.ptx_check(tc_parity.dp4a_all, (d["x"], d["y"], d["z"], np.zeros(n, np.int32)))
+
+
+@cuda.jit
+def packed_tiles(c8, c16, a32, bt32):
+    """One 16x16 @ 16x8 product two ways: two m16n8k8 steps, and one m16n8k16 (words: fp16 pairs)."""
+    lane = cuda.threadIdx.x
+    g, t = lane >> 2, lane & 3
+    z = numba.float32(0.0)
+    d = mma_m16n8k8_packed(a32[g, t], a32[g + 8, t], bt32[g, t], z, z, z, z)
+    d = mma_m16n8k8_packed(a32[g, 4 + t], a32[g + 8, 4 + t], bt32[g, 4 + t], d[0], d[1], d[2], d[3])
+    e = mma_m16n8k16_packed(
+        a32[g, t], a32[g + 8, t], a32[g, 4 + t], a32[g + 8, 4 + t], bt32[g, t], bt32[g, 4 + t], z, z, z, z
+    )
+    for i in range(4):
+        c8[g + 8 * (i >> 1), 2 * t + (i & 1)] = d[i]
+        c16[g + 8 * (i >> 1), 2 * t + (i & 1)] = e[i]
+
+
+def test_packed_intrinsics():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((16, 16)).astype(np.float16)
+    b = rng.standard_normal((16, 8)).astype(np.float16)
+    a32, bt32 = a.view(np.uint32), np.ascontiguousarray(b.T).view(np.uint32)
+    c8, c16 = np.zeros((16, 8), np.float32), np.zeros((16, 8), np.float32)
+    sim.launch(packed_tiles, 1, 32, (c8, c16, a32, bt32), engine="auto")
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.abs(c8 - want).max() < 1e-5 and np.abs(c16 - want).max() < 1e-5
+    if ptx.available():
+        text = ptx.ptx_check(packed_tiles, (c8, c16, a32, bt32), cc=(9, 0))
+        assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in text
+        assert "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32" in text

@@ -123,7 +123,10 @@ def tc(rng):
     a = rng.standard_normal((s, s)).astype(np.float16)
     bt = rng.standard_normal((s, s)).astype(np.float16)
     a32, bt32 = cuda.to_device(fast_gemm.words(a)), cuda.to_device(fast_gemm.words(bt))
-    fast_gemm.launch(cuda.device_array((s, s), np.float32), a32, bt32, s, s, s)
+    c = cuda.device_array((s, s), np.float32)
+    fast_gemm.launch(c, a32, bt32, s, s, s)  # m16n8k8
+    if cuda.get_current_device().compute_capability >= (8, 0):
+        fast_gemm.launch(c, a32, bt32, s, s, s, fast_gemm.fast_gemm_k16)
     try:  # cuBLAS HGEMM, the comparison
         import cupy as cp
 

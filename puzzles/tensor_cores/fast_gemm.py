@@ -6,6 +6,7 @@ part: 4 x 4 mma tiles, 64 fp32 accumulators per lane. Per step of BK = 32 along 
 A's 128x32 and B's 128x32 slices into shared memory as 32-bit words (fp16 pairs), padded rows (20
 words: the fragment loads hit 32 different banks), then each warp issues 4 x 16 mma.sync.
 
+`fast_gemm_k16` is the same with m16n8k16 (sm_80 and newer), half the instructions.
 Sizes: M and N multiples of 128, K a multiple of 32 (the benchmark's shapes); `fits` says so.
 Without ldmatrix, cp.async double buffering or Hopper's wgmma, this is the mma.sync route's simple
 form; `python -m tools.profile`/ncu show where its time goes (see the notebook's "Measure it")."""
@@ -13,7 +14,7 @@ form; `python -m tools.profile`/ncu show where its time goes (see the notebook's
 import numpy as np
 from numba import cuda, float32, uint32
 
-from helpers.tensor_cores import mma_m16n8k8_packed
+from helpers.tensor_cores import mma_m16n8k8_packed, mma_m16n8k16_packed
 
 BM, BN, BK = 128, 128, 32
 WM, WN = 64, 32  # a warp's part of the block's tile: warps 2 (M) x 4 (N)
@@ -73,8 +74,58 @@ def fast_gemm(c, a32, bt32, m, n, k):
                 c[row0 + wm + 16 * i + g + 8 * (r >> 1), col0 + wn + 8 * j + 2 * t + (r & 1)] = acc[i, j, r]
 
 
-def launch(c, a32, bt32, m, n, k):
-    fast_gemm[(n // BN, m // BM), THREADS](c, a32, bt32, m, n, k)
+@cuda.jit
+def fast_gemm_k16(c, a32, bt32, m, n, k):
+    """fast_gemm with m16n8k16 (sm_80 and newer): half the mma instructions for the same work."""
+    tid = cuda.threadIdx.x
+    warp, lane = tid // 32, tid % 32
+    g, t = lane >> 2, lane & 3
+    row0, col0 = cuda.blockIdx.y * BM, cuda.blockIdx.x * BN
+    wm, wn = WM * (warp // 4), WN * (warp % 4)
+    sa = cuda.shared.array((BM, ROW), uint32)
+    sb = cuda.shared.array((BN, ROW), uint32)
+    acc = cuda.local.array((TI, TJ, 4), float32)
+    for i in range(TI):
+        for j in range(TJ):
+            for r in range(4):
+                acc[i, j, r] = 0.0
+    for k0 in range(0, k // 2, KW):
+        for e in range(tid, BM * KW, THREADS):
+            r, w = e // KW, e % KW
+            sa[r, w] = a32[row0 + r, k0 + w]
+            sb[r, w] = bt32[col0 + r, k0 + w]
+        cuda.syncthreads()
+        for ks in range(0, KW, 8):  # k16 steps: 8 words of each row
+            for j in range(TJ):
+                nb = wn + 8 * j + g
+                b0, b1 = sb[nb, ks + t], sb[nb, ks + 4 + t]
+                for i in range(TI):
+                    ra = wm + 16 * i + g
+                    d = mma_m16n8k16_packed(
+                        sa[ra, ks + t],
+                        sa[ra + 8, ks + t],
+                        sa[ra, ks + 4 + t],
+                        sa[ra + 8, ks + 4 + t],
+                        b0,
+                        b1,
+                        acc[i, j, 0],
+                        acc[i, j, 1],
+                        acc[i, j, 2],
+                        acc[i, j, 3],
+                    )
+                    acc[i, j, 0] = d[0]
+                    acc[i, j, 1] = d[1]
+                    acc[i, j, 2] = d[2]
+                    acc[i, j, 3] = d[3]
+        cuda.syncthreads()
+    for i in range(TI):
+        for j in range(TJ):
+            for r in range(4):
+                c[row0 + wm + 16 * i + g + 8 * (r >> 1), col0 + wn + 8 * j + 2 * t + (r & 1)] = acc[i, j, r]
+
+
+def launch(c, a32, bt32, m, n, k, kernel=None):
+    (kernel or fast_gemm)[(n // BN, m // BM), THREADS](c, a32, bt32, m, n, k)
 
 
 def words(x: np.ndarray) -> np.ndarray:

@@ -163,6 +163,10 @@ class SimCuda:
         halves = words.view(np.float16)  # little-endian: the low half first
         return self.course_mma(*halves[:6], c0, c1, c2, c3)
 
+    def course_mma_k16_packed(self, a0, a1, a2, a3, b0, b1, c0, c1, c2, c3):
+        d = self.course_mma_packed(a0, a1, b0, c0, c1, c2, c3)  # k 0-7
+        return self.course_mma_packed(a2, a3, b1, *d)  # k 8-15 (one more fp32 rounding than the GPU)
+
     course_dp4a = staticmethod(mma.dp4a)
 
     # --- arithmetic intrinsics (cuda.fma, popc, ...)

@@ -128,7 +128,7 @@ class LCuda:
         )
 
     course_fragments._lockstep = True  # called as it is, so that its reason is the one given
-    course_mma = course_mma_packed = course_fragments
+    course_mma = course_mma_packed = course_mma_k16_packed = course_fragments
 
     def __getattr__(self, name):
         if name == "course_dp4a":

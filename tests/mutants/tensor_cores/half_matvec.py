@@ -27,7 +27,7 @@ MUTANTS = {
         ),
         # fp16 x fp16 rounded to fp16 before the fp32 add: each product loses 13 bits
         M(hm, "multiplies_in_fp16", WRONG, ("float32(w[r, j]) * float32(x[j])", "float32(w[r, j] * x[j])")),
-        M(hm, "every_lane_writes", RACE, ("    if lane == 0:\n        y[r] = acc", "    y[r] = acc")),
+        M(hm, "half_every_lane_writes", RACE, ("    if lane == 0:\n        y[r] = acc", "    y[r] = acc")),
         M(hm, "stride_of_half_a_warp", WRONG, ("range(lane, cols, WARP)", "range(lane, cols, 16)")),
         M(hm, "half_the_shuffles", WRONG, ("(16, 8, 4, 2, 1)", "(8, 4, 2, 1)")),
     ]

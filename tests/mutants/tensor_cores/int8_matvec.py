@@ -31,7 +31,7 @@ MUTANTS = {
         M(im, "words_not_bytes", WRONG, ("acc = dp4a(wq[r, j], xq[j], acc)", "acc += wq[r, j] * xq[j]")),
         M(
             im,
-            "every_lane_writes",
+            "int8_every_lane_writes",
             RACE,
             ("    if lane == 0:\n        y[r] =", "    if True:\n        y[r] ="),
         ),
