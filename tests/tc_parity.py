@@ -158,7 +158,8 @@ def main() -> int:
     if not gpu_present():
         print("no CUDA GPU: the simulator's half ran; run this on a GPU machine to compare")
         return 2
-    print(f"device: {cuda.get_current_device().name.decode()}")
+    name = cuda.get_current_device().name  # bytes on older numba-cuda, str on newer
+    print(f"device: {name.decode() if isinstance(name, bytes) else name}")
     ok = compare(simulated, on_gpu({k: v.copy() for k, v in d.items()}), d)
     return 0 if wmma_route() and ok else 1
 

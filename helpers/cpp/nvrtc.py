@@ -74,9 +74,10 @@ def version() -> str:
     return f"{major}.{minor}"
 
 
-def include_dirs() -> list[str]:
+def include_dirs(header: str = "cuda_fp16.h") -> list[str]:
     """The folders of the CUDA headers: every pip wheel's `nvidia/<part>/include` (and the CUDA 13
-    wheels' `nvidia/cu13/include`), else the toolkit's (CUDA_HOME, /usr/local/cuda)."""
+    wheels' `nvidia/cu13/include`), else, where none holds `header`, the toolkit's (CUDA_HOME,
+    /usr/local/cuda)."""
     found: list[str] = []
     try:
         import nvidia
@@ -85,9 +86,9 @@ def include_dirs() -> list[str]:
             found += sorted(str(p) for p in root.glob("*/include") if p.is_dir())
     except ImportError:
         pass
-    if not any(Path(d, "cuda_fp16.h").exists() for d in found):
+    if not any(Path(d, header).exists() for d in found):
         for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-            if home and Path(home, "include", "cuda_fp16.h").exists():
+            if home and Path(home, "include", header).exists():
                 found.append(str(Path(home, "include")))
                 break
     return found

@@ -35,22 +35,14 @@ extern "C" __device__ int wmma_tile(int *status, const __half *a, const __half *
 
 
 def include_dirs() -> list[str]:
-    """The pip CUDA runtime's and NVCC's include folders (mma.h, cuda_fp16.h; crt/mma.h)."""
-    import importlib
+    """The CUDA header folders holding mma.h (and crt/mma.h): the pip wheels', else the toolkit's."""
+    from helpers.cpp.nvrtc import include_dirs as cuda_include_dirs
 
-    out = []
-    for name in ("nvidia.cuda_runtime", "nvidia.cuda_nvcc"):
-        try:
-            mod = importlib.import_module(name)
-        except ImportError:
-            continue
-        for base in mod.__path__:
-            if os.path.isdir(os.path.join(base, "include")):
-                out.append(os.path.join(base, "include"))
+    out = cuda_include_dirs("mma.h")
     if not any(os.path.exists(os.path.join(d, "mma.h")) for d in out):
         raise FileNotFoundError(
             "mma.h not found: install the CUDA headers from pip (nvidia-cuda-runtime-cu12 and "
-            "nvidia-cuda-nvcc-cu12, which numba-cuda[cu12] brings)"
+            "nvidia-cuda-nvcc-cu12, which numba-cuda[cu12] brings) or set CUDA_HOME to a CUDA toolkit"
         )
     return out
 
