@@ -53,6 +53,28 @@ def test_compile_time_mistake_is_rejected_for_its_reason(name, mutant):
     assert phrase in str(e.value), str(e.value)
 
 
+GPU_TIME = [(n, m) for n, ms in CPP_MUTANTS.items() for m in ms if m[2] is not CompileRejected]
+
+
+@pytest.mark.parametrize("name, mutant", GPU_TIME, ids=[f"{n}-{m[0]}" for n, m in GPU_TIME])
+def test_the_child_runs_the_mutants_own_code(name, mutant, monkeypatch):
+    """A known-wrong twin differs from the reference in code, not only in a comment (zip's "a used
+    twice" once edited the first line's comment and passed on the GPU), and the job sent to the
+    child holds that source, which NVRTC compiles to other machine code than the reference's."""
+    from helpers.cpp import nvrtc
+    from helpers.cpp.check import _words
+    from helpers.cpp.gpu import ChildResult
+
+    source, reference = mutate(cpp.solution(name), mutant[1]), cpp.solution(name)
+    assert _words(source) != _words(reference)
+    assert nvrtc.compile_source(source).cubin != nvrtc.compile_source(reference).cubin
+    sent = []
+    _fake_gpu(monkeypatch, lambda job, tool: sent.append(job) or ChildResult(None, "", "stopped here"))
+    with pytest.raises(RuntimeError, match="stopped here"):
+        cpp.check(name, source, seed=0, gpu=True)
+    assert sent and all(job["source"] == source and job["cubin"] is None for job in sent)
+
+
 def test_a_syntax_error_names_the_line_of_the_cell():
     source = r"""
 extern "C" __global__ void map_kernel(float* out, const float* a) {
