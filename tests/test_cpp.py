@@ -183,8 +183,9 @@ def _fake_gpu(monkeypatch, answer):
 
     monkeypatch.setattr(gpu, "sanitizer", lambda: "/fake/compute-sanitizer")
 
-    def run(job, tool=None, seconds=0):
-        child = answer(job, tool)
+    def run(job, tool=None, seconds=0, options=()):
+        # racecheck listing every hazard (`--racecheck-report hazard`) answers as "racecheck-hazard"
+        child = answer(job, tool + "-hazard" if "hazard" in options else tool)
         child.report = gpu._errors_of(child.report)  # as the real run reads the sanitizer's output
         return child
 
@@ -327,3 +328,72 @@ def test_the_summary_tells_compiled_from_run(capsys):
         "1 compiled for the T4 but not run (no GPU here): zip." in text
         and "still to pass: map, guard" in text
     )
+
+
+HAZARDS = """\
+========= COMPUTE-SANITIZER
+========= ERROR: Potential WAR hazard detected at __shared__ 0x120 in block (1, 0, 0) :
+=========     Read Thread (3, 1, 0) at matmul_kernel+0x4d0 in kernel.cu:21
+=========     Write Thread (3, 5, 0) at matmul_kernel+0x2b0 in kernel.cu:17
+=========     Current Value : 1084227584, Incoming Value : 1077936128
+=========
+========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)
+"""
+
+
+def _matmul_wrong(k, args):
+    out, a, b, size = args
+    out = (a.astype(np.float64) @ b).astype(np.float32)
+    out[-1] += 5  # what a missing barrier did to one row
+    return [out, a, b, None]
+
+
+def test_a_wrong_answer_with_shared_memory_gets_racechecks_hazard_listing(monkeypatch):
+    """racecheck's analysis passing a kernel that gave a wrong answer is not the last word: its
+    hazard-by-hazard listing is read too, and a hazard there is the race that leads."""
+    from helpers.check import KernelDiagnosed
+    from helpers.cpp.gpu import ChildResult
+    from helpers.sim.errors import DataRace
+
+    def child(job, tool):
+        return ChildResult(_ran(job, _matmul_wrong), HAZARDS if tool == "racecheck-hazard" else "")
+
+    _fake_gpu(monkeypatch, child)
+    with pytest.raises(KernelDiagnosed) as e:
+        cpp.check("matmul", cpp.solution("matmul"), seed=0, gpu=True)
+    assert isinstance(e.value.diagnostic, DataRace)
+    assert e.value.diagnostic.thread == (3, 1, 0) and e.value.diagnostic.block == (1, 0, 0)
+    assert "Potential WAR hazard" in str(e.value) and "line 17 of the source" in str(e.value)
+
+
+def test_a_wrong_answer_racecheck_saw_no_hazard_in_says_so(monkeypatch):
+    """The verdict stays the wrong answer, with a line saying racecheck looked (both ways) and saw
+    no hazard, quoting its summary: never a silent WrongAnswer that leaves a race unexplained."""
+    from helpers.check import WrongAnswer
+    from helpers.cpp.gpu import ChildResult
+
+    said = []
+
+    def child(job, tool):
+        said.append(tool)
+        summary = "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" if tool else ""
+        return ChildResult(_ran(job, _matmul_wrong), "", summary=summary)
+
+    _fake_gpu(monkeypatch, child)
+    with pytest.raises(WrongAnswer) as e:
+        cpp.check("matmul", cpp.solution("matmul"), seed=0, gpu=True)
+    assert said == ["memcheck", "racecheck", "racecheck-hazard"]
+    assert "`out` is wrong" in str(e.value)
+    assert "Note: compute-sanitizer racecheck watched these runs and reported no shared-memory hazard" in str(
+        e.value
+    )
+    assert "(RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings))" in str(e.value)
+    said.clear()  # a right answer costs no second racecheck run
+    _fake_gpu(monkeypatch, lambda job, tool: said.append(tool) or ChildResult(_ran(job, _matmul_right), ""))
+    assert cpp.check("matmul", cpp.solution("matmul"), seed=0, gpu=True).ran
+    assert said == ["memcheck", "racecheck"]
+
+
+def _matmul_right(k, args):
+    out, a, b, size = args
+    return [(a.astype(np.float64) @ b).astype(np.float32), a, b, None]

@@ -148,10 +148,29 @@ def check(
         else:
             _result(raced, ctx, "racecheck")
             sanitized.append("racecheck")
-    if failure is not None:
+            if failure is not None:
+                notes.append(_second_look(job, ctx, raced))
+    if failure is not None:  # what was and was not looked for goes with the verdict
+        failure.args = (str(failure) + "".join(f"\nNote: {n}" for n in notes),)
         raise failure
     return CppResult(
         puzzle.name, built.name, len(result["runs"]), result["arch"], tuple(notes), sanitized=tuple(sanitized)
+    )
+
+
+def _second_look(job: dict, ctx: _Ctx, raced: gpu.ChildResult) -> str:
+    """A wrong answer from a kernel with shared memory that racecheck's analysis passed: racecheck
+    again listing every single hazard it saw (`--racecheck-report hazard`, the records its analysis
+    groups), a DataRace if there is one, else a note saying that racecheck saw none."""
+    hazards = gpu.run(job, "racecheck", options=("--racecheck-report", "hazard"))
+    if hazards.result is None and not hazards.why.startswith("the kernel had not finished"):
+        return f"racecheck's hazard listing could not run here ({hazards.why[-300:]})."
+    _result(hazards, ctx, "racecheck")
+    said = "; ".join(filter(None, {raced.summary: 0, hazards.summary: 0})) or "no summary printed"
+    return (
+        "compute-sanitizer racecheck watched these runs and reported no shared-memory hazard, "
+        f"neither in its analysis nor hazard by hazard ({said}): the wrong answer is not a race on "
+        "shared memory that it could see."
     )
 
 
