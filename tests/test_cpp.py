@@ -351,7 +351,7 @@ def _matmul_wrong(k, args):
 def test_a_wrong_answer_with_shared_memory_gets_racechecks_hazard_listing(monkeypatch):
     """racecheck's analysis passing a kernel that gave a wrong answer is not the last word: its
     hazard-by-hazard listing is read too, and a hazard there is the race that leads."""
-    from helpers.check import KernelDiagnosed
+    from helpers.check import KernelDiagnosed, WrongAnswer
     from helpers.cpp.gpu import ChildResult
     from helpers.sim.errors import DataRace
 
@@ -364,6 +364,14 @@ def test_a_wrong_answer_with_shared_memory_gets_racechecks_hazard_listing(monkey
     assert isinstance(e.value.diagnostic, DataRace)
     assert e.value.diagnostic.thread == (3, 1, 0) and e.value.diagnostic.block == (1, 0, 0)
     assert "Potential WAR hazard" in str(e.value) and "line 17 of the source" in str(e.value)
+
+    def harmless(job, tool):  # an INFO hazard alone is named in the note, not called a race
+        report = HAZARDS.replace("ERROR", "INFO") if tool == "racecheck-hazard" else ""
+        return ChildResult(_ran(job, _matmul_wrong), report)
+
+    _fake_gpu(monkeypatch, harmless)
+    with pytest.raises(WrongAnswer, match=r"only 1 hazard\(s\) it rates harmless \(INFO\), the first: INFO"):
+        cpp.check("matmul", cpp.solution("matmul"), seed=0, gpu=True)
 
 
 def test_a_wrong_answer_racecheck_saw_no_hazard_in_says_so(monkeypatch):
