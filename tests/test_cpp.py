@@ -396,6 +396,15 @@ def test_a_wrong_answer_racecheck_saw_no_hazard_in_says_so(monkeypatch):
         e.value
     )
     assert "(RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings))" in str(e.value)
+
+    def racecheck_dies(job, tool):
+        if tool == "racecheck":
+            return ChildResult(None, "", "the child process died (exit 1): boom")
+        return ChildResult(_ran(job, _matmul_wrong), "")
+
+    _fake_gpu(monkeypatch, racecheck_dies)  # a tool that could not run is said with the verdict
+    with pytest.raises(WrongAnswer, match=r"Note: racecheck could not run here \(.*boom\): races not looked"):
+        cpp.check("matmul", cpp.solution("matmul"), seed=0, gpu=True)
     said.clear()  # a right answer costs no second racecheck run
     _fake_gpu(monkeypatch, lambda job, tool: said.append(tool) or ChildResult(_ran(job, _matmul_right), ""))
     assert cpp.check("matmul", cpp.solution("matmul"), seed=0, gpu=True).ran

@@ -6,7 +6,9 @@ Stages: NVRTC for sm_75 (CompileRejected, with NVRTC's lines as lines of the lea
 missing `extern "C"` or a wrong kernel name; parameters that cannot take the puzzle's arguments),
 then on a GPU every case in a child process, under compute-sanitizer memcheck where it is installed
 (OutOfBounds as KernelDiagnosed), the outputs against the spec (WrongAnswer naming the cells),
-inputs unchanged (InputModified), and racecheck for kernels with shared memory (DataRace).
+inputs unchanged (InputModified), and racecheck for kernels with shared memory (DataRace; after a
+wrong answer, its hazard-by-hazard listing too). A failing verdict carries the notes of what was not
+looked for.
 """
 
 from __future__ import annotations
