@@ -53,6 +53,28 @@ def test_compile_time_mistake_is_rejected_for_its_reason(name, mutant):
     assert phrase in str(e.value), str(e.value)
 
 
+GPU_TIME = [(n, m) for n, ms in CPP_MUTANTS.items() for m in ms if m[2] is not CompileRejected]
+
+
+@pytest.mark.parametrize("name, mutant", GPU_TIME, ids=[f"{n}-{m[0]}" for n, m in GPU_TIME])
+def test_the_child_runs_the_mutants_own_code(name, mutant, monkeypatch):
+    """A known-wrong twin differs from the reference in code, not only in a comment (zip's "a used
+    twice" once edited the first line's comment and passed on the GPU), and the job sent to the
+    child holds that source, which NVRTC compiles to other machine code than the reference's."""
+    from helpers.cpp import nvrtc
+    from helpers.cpp.check import _words
+    from helpers.cpp.gpu import ChildResult
+
+    source, reference = mutate(cpp.solution(name), mutant[1]), cpp.solution(name)
+    assert _words(source) != _words(reference)
+    assert nvrtc.compile_source(source).cubin != nvrtc.compile_source(reference).cubin
+    sent = []
+    _fake_gpu(monkeypatch, lambda job, tool: sent.append(job) or ChildResult(None, "", "stopped here"))
+    with pytest.raises(RuntimeError, match="stopped here"):
+        cpp.check(name, source, seed=0, gpu=True)
+    assert sent and all(job["source"] == source and job["cubin"] is None for job in sent)
+
+
 def test_a_syntax_error_names_the_line_of_the_cell():
     source = r"""
 extern "C" __global__ void map_kernel(float* out, const float* a) {
@@ -161,8 +183,9 @@ def _fake_gpu(monkeypatch, answer):
 
     monkeypatch.setattr(gpu, "sanitizer", lambda: "/fake/compute-sanitizer")
 
-    def run(job, tool=None, seconds=0):
-        child = answer(job, tool)
+    def run(job, tool=None, seconds=0, options=()):
+        # racecheck listing every hazard (`--racecheck-report hazard`) answers as "racecheck-hazard"
+        child = answer(job, tool + "-hazard" if "hazard" in options else tool)
         child.report = gpu._errors_of(child.report)  # as the real run reads the sanitizer's output
         return child
 
@@ -305,3 +328,89 @@ def test_the_summary_tells_compiled_from_run(capsys):
         "1 compiled for the T4 but not run (no GPU here): zip." in text
         and "still to pass: map, guard" in text
     )
+
+
+HAZARDS = """\
+========= COMPUTE-SANITIZER
+========= ERROR: Potential WAR hazard detected at __shared__ 0x120 in block (1, 0, 0) :
+=========     Read Thread (3, 1, 0) at matmul_kernel+0x4d0 in kernel.cu:21
+=========     Write Thread (3, 5, 0) at matmul_kernel+0x2b0 in kernel.cu:17
+=========     Current Value : 1084227584, Incoming Value : 1077936128
+=========
+========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)
+"""
+
+
+def _matmul_wrong(k, args):
+    out, a, b, size = args
+    out = (a.astype(np.float64) @ b).astype(np.float32)
+    out[-1] += 5  # what a missing barrier did to one row
+    return [out, a, b, None]
+
+
+def test_a_wrong_answer_with_shared_memory_gets_racechecks_hazard_listing(monkeypatch):
+    """racecheck's analysis passing a kernel that gave a wrong answer is not the last word: its
+    hazard-by-hazard listing is read too, and a hazard there is the race that leads."""
+    from helpers.check import KernelDiagnosed, WrongAnswer
+    from helpers.cpp.gpu import ChildResult
+    from helpers.sim.errors import DataRace
+
+    def child(job, tool):
+        return ChildResult(_ran(job, _matmul_wrong), HAZARDS if tool == "racecheck-hazard" else "")
+
+    _fake_gpu(monkeypatch, child)
+    with pytest.raises(KernelDiagnosed) as e:
+        cpp.check("matmul", cpp.solution("matmul"), seed=0, gpu=True)
+    assert isinstance(e.value.diagnostic, DataRace)
+    assert e.value.diagnostic.thread == (3, 1, 0) and e.value.diagnostic.block == (1, 0, 0)
+    assert "Potential WAR hazard" in str(e.value) and "line 17 of the source" in str(e.value)
+
+    def harmless(job, tool):  # an INFO hazard alone is named in the note, not called a race
+        report = HAZARDS.replace("ERROR", "INFO") if tool == "racecheck-hazard" else ""
+        return ChildResult(_ran(job, _matmul_wrong), report)
+
+    _fake_gpu(monkeypatch, harmless)
+    with pytest.raises(WrongAnswer, match=r"only 1 hazard\(s\) it rates harmless \(INFO\), the first: INFO"):
+        cpp.check("matmul", cpp.solution("matmul"), seed=0, gpu=True)
+
+
+def test_a_wrong_answer_racecheck_saw_no_hazard_in_says_so(monkeypatch):
+    """The verdict stays the wrong answer, with a line saying racecheck looked (both ways) and saw
+    no hazard, quoting its summary: never a silent WrongAnswer that leaves a race unexplained."""
+    from helpers.check import WrongAnswer
+    from helpers.cpp.gpu import ChildResult
+
+    said = []
+
+    def child(job, tool):
+        said.append(tool)
+        summary = "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" if tool else ""
+        return ChildResult(_ran(job, _matmul_wrong), "", summary=summary)
+
+    _fake_gpu(monkeypatch, child)
+    with pytest.raises(WrongAnswer) as e:
+        cpp.check("matmul", cpp.solution("matmul"), seed=0, gpu=True)
+    assert said == ["memcheck", "racecheck", "racecheck-hazard"]
+    assert "`out` is wrong" in str(e.value)
+    assert "Note: compute-sanitizer racecheck watched these runs and reported no shared-memory hazard" in str(
+        e.value
+    )
+    assert "(RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings))" in str(e.value)
+
+    def racecheck_dies(job, tool):
+        if tool == "racecheck":
+            return ChildResult(None, "", "the child process died (exit 1): boom")
+        return ChildResult(_ran(job, _matmul_wrong), "")
+
+    _fake_gpu(monkeypatch, racecheck_dies)  # a tool that could not run is said with the verdict
+    with pytest.raises(WrongAnswer, match=r"Note: racecheck could not run here \(.*boom\): races not looked"):
+        cpp.check("matmul", cpp.solution("matmul"), seed=0, gpu=True)
+    said.clear()  # a right answer costs no second racecheck run
+    _fake_gpu(monkeypatch, lambda job, tool: said.append(tool) or ChildResult(_ran(job, _matmul_right), ""))
+    assert cpp.check("matmul", cpp.solution("matmul"), seed=0, gpu=True).ran
+    assert said == ["memcheck", "racecheck"]
+
+
+def _matmul_right(k, args):
+    out, a, b, size = args
+    return [(a.astype(np.float64) @ b).astype(np.float32), a, b, None]

@@ -67,7 +67,8 @@ def _verdict(name, source, expected, detail) -> tuple[str, bool]:
             if good and isinstance(detail, str) and expected is CompileRejected:
                 good = detail in str(e)
             if not good:
-                print(f"    {name} seed {seed}: {str(e)[:600]}")
+                notes = [ln for ln in str(e).splitlines() if ln.startswith("Note: ")]
+                print(f"    {name} seed {seed}: {str(e)[:600]}" + "".join(f"\n    {n}" for n in notes))
         if not good:
             return got, False
         if seed == 0 and expected is CompileRejected:

@@ -6,7 +6,9 @@ Stages: NVRTC for sm_75 (CompileRejected, with NVRTC's lines as lines of the lea
 missing `extern "C"` or a wrong kernel name; parameters that cannot take the puzzle's arguments),
 then on a GPU every case in a child process, under compute-sanitizer memcheck where it is installed
 (OutOfBounds as KernelDiagnosed), the outputs against the spec (WrongAnswer naming the cells),
-inputs unchanged (InputModified), and racecheck for kernels with shared memory (DataRace).
+inputs unchanged (InputModified), and racecheck for kernels with shared memory (DataRace; after a
+wrong answer, its hazard-by-hazard listing too). A failing verdict carries the notes of what was not
+looked for.
 """
 
 from __future__ import annotations
@@ -148,10 +150,42 @@ def check(
         else:
             _result(raced, ctx, "racecheck")
             sanitized.append("racecheck")
-    if failure is not None:
+            if failure is not None:
+                notes.append(_second_look(job, ctx, raced))
+    if failure is not None:  # what was and was not looked for goes with the verdict
+        failure.args = (str(failure) + "".join(f"\nNote: {n}" for n in notes),)
         raise failure
     return CppResult(
         puzzle.name, built.name, len(result["runs"]), result["arch"], tuple(notes), sanitized=tuple(sanitized)
+    )
+
+
+# racecheck listing every hazard, down to those it rates harmless (INFO: e.g. two writes of one value)
+HAZARD_LISTING = ("--racecheck-report", "hazard", "--racecheck-detect-level", "info", "--print-level", "info")
+
+
+def _second_look(job: dict, ctx: _Ctx, raced: gpu.ChildResult) -> str:
+    """A wrong answer from a kernel with shared memory that racecheck's analysis passed: racecheck
+    again, listing every single hazard it saw (the records its analysis groups and filters). An
+    ERROR or WARNING hazard there is the DataRace that leads; else a note saying what racecheck saw
+    (its INFO hazards, its summaries)."""
+    listing = gpu.run(job, "racecheck", options=HAZARD_LISTING)
+    if listing.result is None and not listing.why.startswith("the kernel had not finished"):
+        return f"racecheck's hazard listing could not run here ({listing.why[-300:]})."
+    records = [r for r in listing.report.split("\n\n") if r.strip()]
+    harmless = [r for r in records if r.strip().upper().startswith("INFO")]
+    listing.report = "\n\n".join(r for r in records if r not in harmless)
+    _result(listing, ctx, "racecheck")
+    said = "; ".join(filter(None, dict.fromkeys([raced.summary, listing.summary]))) or "no summary printed"
+    seen = (
+        f"only {len(harmless)} hazard(s) it rates harmless (INFO), the first: "
+        + " ".join(harmless[0].split())[:300]
+        if harmless
+        else "no shared-memory hazard"
+    )
+    return (
+        f"compute-sanitizer racecheck watched these runs and reported {seen}, in its analysis and "
+        f"hazard by hazard ({said}): the wrong answer is not a shared-memory race that it could see."
     )
 
 

@@ -52,10 +52,12 @@ class ChildResult:
     result: dict | None  # what helpers.cpp.driver.run_job returned, None if the child died
     report: str  # the sanitizer's report ("" when none ran or it found nothing)
     why: str = ""  # why there is no result: a deadline, a crash
+    summary: str = ""  # the sanitizer's own summary lines ("RACECHECK SUMMARY: 0 hazards displayed ...")
 
 
-def run(job: dict, tool: str | None = None, seconds: float = SECONDS) -> ChildResult:
-    """Run `job` in a child process, under compute-sanitizer's `tool` when given."""
+def run(job: dict, tool: str | None = None, seconds: float = SECONDS, options: tuple = ()) -> ChildResult:
+    """Run `job` in a child process, under compute-sanitizer's `tool` when given (with `options`,
+    e.g. ("--racecheck-report", "hazard"))."""
     root = str(Path(__file__).resolve().parents[2])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
     with tempfile.TemporaryDirectory(prefix="mp-cpp-") as tmp:
@@ -63,7 +65,7 @@ def run(job: dict, tool: str | None = None, seconds: float = SECONDS) -> ChildRe
         job_path.write_bytes(pickle.dumps(job))
         cmd = [sys.executable, "-m", "helpers.cpp.driver", str(job_path), str(result_path)]
         if tool:
-            cmd = [sanitizer(), "--tool", tool, "--print-limit", "4", *cmd]
+            cmd = [sanitizer(), "--tool", tool, "--print-limit", "4", *options, *cmd]
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds, env=env)
         except subprocess.TimeoutExpired:
@@ -77,7 +79,11 @@ def run(job: dict, tool: str | None = None, seconds: float = SECONDS) -> ChildRe
         why = (
             "" if result else f"the child process died (exit {done.returncode}): {done.stderr.strip()[-800:]}"
         )
-        return ChildResult(result, _errors_of(done.stdout + done.stderr) if tool else "", why)
+        said = done.stdout + done.stderr
+        summary = "; ".join(
+            ln.strip("= ").strip() for ln in said.splitlines() if ln.startswith("=") and "SUMMARY" in ln
+        )
+        return ChildResult(result, _errors_of(said) if tool else "", why, summary if tool else "")
 
 
 def _errors_of(output: str) -> str:
@@ -105,6 +111,8 @@ def _errors_of(output: str) -> str:
 
 
 _AT = re.compile(r"kernel\.cu:(\d+)")
+_THREAD = re.compile(r"(?:Read|Write) Thread \((\d+),\s*(\d+),\s*(\d+)\)")
+_BLOCK = re.compile(r"in block \((\d+),\s*(\d+),\s*(\d+)\)")
 _WHO = re.compile(r"thread \((\d+),\s*(\d+),\s*(\d+)\) in block \((\d+),\s*(\d+),\s*(\d+)\)")
 
 
@@ -115,12 +123,18 @@ def diagnostic(report: str, tool: str, say_line) -> errors.SimulatorError:
     head = first.strip().splitlines()[0].strip() if first.strip() else "an error"
     lines = sorted({int(n) for n in _AT.findall(first)})
     who = _WHO.search(first)
+    # racecheck's hazard listing: "... detected at __shared__ 0x8 in block (1, 0, 0) :", then
+    # "Read Thread (3, 1, 0) at ..." and "Write Thread (3, 5, 0) at ..."
+    listed, in_block = _THREAD.search(first), _BLOCK.search(first)
     parts = [f"compute-sanitizer ({tool}) on the real GPU: {head}"]
     if lines:
         parts.append("at " + "; and ".join(say_line(n) for n in lines))
     if who:
         t, b = tuple(map(int, who.groups()[:3])), tuple(map(int, who.groups()[3:]))
         parts.append(f"by thread {t} of block {b}")
+    elif listed and in_block:
+        t, b = tuple(map(int, listed.groups())), tuple(map(int, in_block.groups()))
+        parts.append(f"by thread {t} (and others) of block {b}")
     else:
         t = b = None
     cls = errors.DataRace if tool == "racecheck" else errors.OutOfBounds

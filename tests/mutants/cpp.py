@@ -26,7 +26,8 @@ CPP_MUTANTS = {
     ],
     "zip": [
         ("b declared int*", [("const float* b", "const int* b")], CompileRejected, "must be `float*`"),
-        ("a used twice", [("a[i] + b[i]", "a[i] + a[i]")], WrongAnswer, None),
+        # the edit names the statement: the twin's first line is a comment holding `a[i] + b[i]` too
+        ("a used twice", [("out[i] = a[i] + b[i];", "out[i] = a[i] + a[i];")], WrongAnswer, None),
     ],
     "guard": [
         (
@@ -137,9 +138,17 @@ CPP_MUTANTS = {
 
 
 def mutate(source: str, edits: list) -> str:
-    """`source` with each (old, new) edit made once; an edit whose `old` is not there is an error."""
+    """`source` with each (old, new) edit made once; an edit whose `old` is not there, or that changes
+    only a comment (its first occurrence sat in one), is an error: such a mutant is the reference."""
+    from helpers.cpp.check import _words
+
     for old, new in edits:
         if old not in source:
             raise AssertionError(f"mutant edit not applicable: {old!r} is not in the source")
-        source = source.replace(old, new, 1)
+        edited = source.replace(old, new, 1)
+        if _words(edited) == _words(source):
+            raise AssertionError(
+                f"mutant edit {old!r} -> {new!r} changes only a comment: name the statement it edits"
+            )
+        source = edited
     return source
