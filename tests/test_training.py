@@ -429,3 +429,17 @@ def test_the_profile_says_when_its_gpu_times_are_the_hosts(fault, why):
     assert "UNRELIABLE" in m.sanity()
     if fault != dict(give_up_s=1e-3):
         assert m.gpu_ms > 1.5 * sum(DURS) * 1e3  # what the old table showed: host gaps as GPU time
+
+
+def test_the_hold_kernel_compiles_and_reads_its_flag_afresh():
+    """The profile's hold (no GPU here: its PTX): the flag is read by an atomic inside the loop, so the
+    release reaches it (a plain load may be hoisted or served from L1 and spin to the poll limit)."""
+    from helpers import ptx
+    from puzzles.llm.training import gpu_timer
+
+    if not ptx.available():
+        pytest.skip("Numba's CUDA compiler is not available here: PTX not checked")
+    from numba import cuda, int32
+
+    code, _ = cuda.compile_ptx(gpu_timer.wait_for_flag.py_func, (int32[::1], int32), cc=(7, 0))
+    assert "atom.global.add" in code and "nanosleep" in code

@@ -1,9 +1,9 @@
 """Each launch's GPU time in a training step (the table of `python -m tools.train --profile`), and the
 checks that say whether those times are real.
 
-The method. A kernel holds the GPU (it spins until the host sets a flag in mapped memory); the host
-queues the whole step behind it, an event before and after every launch, on the launches' stream;
-then it sets the flag. The GPU runs the queued work back to back, so each event pair spans its
+The method. A kernel holds the GPU (it spins until the host sets a flag in device memory, by a copy
+on a side stream that the held one does not block); the host queues the whole step behind it, an
+event before and after every launch, on the launches' stream; then it sets the flag. The GPU runs the queued work back to back, so each event pair spans its
 kernel and not the host's launch gap before it. Without the hold, a step of small kernels on a
 launch-bound host is timed by the host: each pair measures how long the next launch call took.
 
@@ -40,15 +40,27 @@ SPIN_LIMIT = 4_000_000  # about 4 s at ~1 us a poll: a hold whose release never 
 
 @cuda.jit
 def wait_for_flag(flag, limit):
-    # holds the GPU until the host writes flag[0] != 0 (mapped memory) or `limit` polls have passed
+    # holds the GPU until flag[0] != 0 (device memory the host sets by a copy on a side stream) or
+    # `limit` polls have passed; the read is an atomic, so it goes to L2 every time (a plain load in
+    # a loop may be served from a stale L1 line, or hoisted out of the loop, and spin forever)
     if cuda.grid(1) == 0:
         n = 0
-        while n < limit:
-            cuda.threadfence_system()  # the fence keeps the load inside the loop (read afresh)
-            if flag[0] != 0:
-                return
+        while n < limit and cuda.atomic.add(flag, 0, 0) == 0:
             cuda.nanosleep(500)
             n += 1
+
+
+def _side_stream():
+    """A non-blocking stream: a copy on it runs while the default stream is held (a stream made by
+    cuda.stream() waits behind the legacy default stream, so the release would never arrive)."""
+    from puzzles.llm.training.graph import _driver, _ok
+
+    d = _driver()
+    cuda.current_context()
+    raw = _ok(d.cuStreamCreate(int(d.CUstream_flags.CU_STREAM_NON_BLOCKING)), "cuStreamCreate")
+    stream = cuda.external_stream(int(raw))
+    stream._raw = raw  # the driver handle lives as long as Numba's wrapper
+    return stream
 
 
 class NumbaDriver:
@@ -57,7 +69,11 @@ class NumbaDriver:
     def __init__(self, stream=None, can_hold: bool = True):
         self.stream = stream if stream is not None else 0
         self.can_hold = can_hold
-        self._flag = cuda.mapped_array(1, np.int32) if can_hold else None
+        if can_hold:
+            self._flag = cuda.to_device(np.zeros(1, np.int32))
+            self._zero, self._one = cuda.pinned_array(1, np.int32), cuda.pinned_array(1, np.int32)
+            self._zero[0], self._one[0] = 0, 1
+            self._side = _side_stream()
 
     def event(self):
         return cuda.event()
@@ -75,12 +91,12 @@ class NumbaDriver:
         cuda.synchronize()
 
     def hold(self):
-        self._flag[0] = 0
+        self._flag.copy_to_device(self._zero, stream=self.stream)  # ordered before the wait, async
         k = wait_for_flag[(1,), (1,)] if self.stream == 0 else wait_for_flag[(1,), (1,), self.stream]
         k(self._flag, SPIN_LIMIT)
 
     def release(self):
-        self._flag[0] = 1
+        self._flag.copy_to_device(self._one, stream=self._side)
 
     def clock(self) -> float:
         return time.perf_counter()
