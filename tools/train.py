@@ -16,7 +16,9 @@
 --torch-compare runs the same model in PyTorch (FP32, TF32 off) from the same initial weights on the
 same batches: the first 10 losses must agree within LOSS_TOL, the final validation losses within
 VAL_MARGIN (see the training notebook for why those numbers). Without PyTorch it says so in one line
-and carries on. Exit status: 0 done (and every check passed), 1 a check failed, 2 bad input.
+and carries on. Exit status: 0 done (and every check passed), 1 a check failed (the gradients, the
+PyTorch comparison, a --speed row not validated, a --profile table whose GPU times failed their
+check), 2 bad input.
 """
 
 from __future__ import annotations
@@ -171,6 +173,7 @@ def main(argv=None) -> int:
             from tools.train_profile import profile
 
             out["profile"] = profile(args, cfg)
+            ok = all(t.get("reliable", True) for t in out["profile"].values() if t)  # GPU times checked
         else:
             params = reference.init_params(cfg, args.seed)
             kw = dict(steps=args.steps, B=args.batch, seed=args.seed, lr=args.lr, eval_every=args.eval_every)

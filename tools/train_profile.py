@@ -33,6 +33,8 @@ def table(rows, wall_ms: float, label: str, measured=None) -> dict:
         print(f"{name:32s} {n:8d} {gpu:9.3f} {host:9.3f} {1e3 * gpu / n:14.1f}")
     print(f"{'total':32s} {len(rows):8d} {gpu_total:9.3f} {host_total:9.3f}")
     bound = "the host (launch calls)" if host_total > gpu_total else "the GPU (kernels)"
+    if measured is not None and measured.held is not None and not measured.reliable:
+        bound += " (by GPU times the check below calls unreliable)"
     print(
         f"bound by {bound}: launch calls {host_total:.3f} ms, kernels {gpu_total:.3f} ms, "
         f"{1e3 * host_total / max(len(rows), 1):.1f} us of host per launch"
@@ -41,8 +43,9 @@ def table(rows, wall_ms: float, label: str, measured=None) -> dict:
     out = dict(launches=len(rows), wall_ms=wall_ms, gpu_ms=gpu_total, host_ms=host_total, kernels=kernels)
     if measured is not None:
         print(measured.sanity())
-        out.update(reliable=measured.reliable, step_gpu_ms=measured.step_ms, drain_ms=measured.drain_ms)
-        out.update(problems=measured.problems)
+        if measured.held is not None:  # a measurement (the simulator's times are not one)
+            out.update(reliable=measured.reliable, step_gpu_ms=measured.step_ms, drain_ms=measured.drain_ms)
+            out.update(problems=measured.problems)
     return out
 
 

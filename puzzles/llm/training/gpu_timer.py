@@ -3,19 +3,21 @@ checks that say whether those times are real.
 
 The method. A kernel holds the GPU (it spins until the host sets a flag in device memory, by a copy
 on a side stream that the held one does not block); the host queues the whole step behind it, an
-event before and after every launch, on the launches' stream; then it sets the flag. The GPU runs the queued work back to back, so each event pair spans its
-kernel and not the host's launch gap before it. Without the hold, a step of small kernels on a
-launch-bound host is timed by the host: each pair measures how long the next launch call took.
+event before and after every launch, on the launches' stream; then it sets the flag. The GPU runs
+the queued work back to back, so each event pair spans its kernel and not the host's launch gap
+before it. Without the hold, a step of small kernels on a launch-bound host is timed by the host:
+each pair measures how long the next launch call took.
 
 What breaks the method, and what catches it (the table says "unreliable" and why):
   - the step waits for the GPU somewhere (a copy from pageable host memory on the default stream, a
     read back, a synchronising call): the host stalls behind the hold, the hold ends, and the rest
-    of the step is timed by the host. Caught: the event recorded after the hold has completed by
-    the time the host has queued the step (`held` is False). A hold that ends early (its spin limit)
-    is caught the same way.
+    of the step is timed by the host (the profile before this module did so: the step began with
+    the batch's copy from a NumPy array, so every kernel showed its launch call's 40-230 us).
+    Caught: the event recorded after the hold has completed by the time the host has queued the
+    step (`held` is False). A hold that ends early (its spin limit) is caught the same way.
   - events on another stream than the launches: they complete when the host records them. Caught:
     the events' span of the step exceeds the host clock from releasing the hold to the GPU going idle.
-  - the per-launch events cost more than a few percent of the kernels: caught by comparing the sum of
+  - the per-launch events add more than MARGIN to the kernels' time: caught by comparing the sum of
     the pairs with a second queued step that has only one pair of events around it.
 
     measure(driver, step)   -> Measured: rows (name, GPU ms, host ms), wall ms, the checks, verdict
