@@ -443,3 +443,14 @@ def test_the_hold_kernel_compiles_and_reads_its_flag_afresh():
 
     code, _ = cuda.compile_ptx(gpu_timer.wait_for_flag.py_func, (int32[::1], int32), cc=(7, 0))
     assert "atom.global.add" in code and "nanosleep" in code
+
+
+def test_every_speed_row_is_validated_against_the_reference(capsys):
+    """--speed's rows: equal first losses pass, a row off by more than LOSS_TOL or without losses (it
+    failed to run) is named."""
+    got = train.validate(
+        {"eager": [5.0, 4.9], "graph": [5.0, 4.9 + 1e-6], "wrong": [5.0, 4.8], "broken": []}, "eager"
+    )
+    assert got["eager"] == "the reference" and got["graph"] == "validated"
+    assert got["wrong"].startswith("FAILED") and got["broken"].startswith("NOT VALIDATED")
+    assert "wrong: FAILED" in capsys.readouterr().out
