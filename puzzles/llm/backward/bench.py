@@ -73,10 +73,13 @@ def benchmark(scale: float = 1.0):
             ("pytorch eager FP32 + CUDA graph", lambda: TorchGraphBackend(cfg, params)),
         )
         for name, make in graphs:
-            tb = make()
-            timing.validate(
-                f"first loss, kernels vs {name}", np.float64(first), tb.step(x, y, 1e-4), rtol=0, atol=2e-3
-            )
+            try:  # a PyTorch release that cannot capture this step loses the row, with its reason
+                tb = make()
+                loss = tb.step(x, y, 1e-4)
+            except RuntimeError as e:
+                print(f"{name}: skipped: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+                continue
+            timing.validate(f"first loss, kernels vs {name}", np.float64(first), loss, rtol=0, atol=2e-3)
             sec = timing.time_gpu(lambda tb=tb: tb.launch_step(x, y, 1e-4), reps=5, batch=5)
             rows.append(timing.Measurement(name, sec, flops=flops, peer=True))
     for r in rows:
