@@ -168,7 +168,7 @@ def main(argv=None) -> int:
             print(f"gradient check {'passed' if ok else 'FAILED'} in {out['gradcheck']['seconds']:.1f} s")
         elif args.speed:
             out["speed"] = speed(args, cfg)
-            ok = all(out["speed"]["validated"].values())
+            ok = all(v is not False for v in out["speed"]["validated"].values())  # None: did not run
         elif args.profile:
             from tools.train_profile import profile
 
@@ -263,7 +263,7 @@ def speed(args, cfg):
             rows[name] = tokens_per_second(make(), cfg, args.batch, sync=sync, losses=losses[name])
         except Exception as e:  # a row that cannot run says why; the others still run
             print(f"{name}: failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
-            rows[name], losses[name] = float("nan"), []
+            rows[name], losses[name] = float("nan"), None  # not run: said above, not a wrong number
 
     torch, why = timing.torch_or_reason()
     ref = "pytorch eager fp32"
@@ -306,17 +306,23 @@ def speed(args, cfg):
     for name, v in rows.items():
         print(f"{name:50s} {v:12.0f} tokens/s   {checks.get(name, '')}")
     out = dict(rows)
-    out["validated"] = {n: c == "validated" or c == "the reference" for n, c in checks.items()}
+    out["validated"] = {
+        n: None if c.startswith("not run") else c in ("validated", "the reference") for n, c in checks.items()
+    }
     if agree is not None:
         out["graph replay max loss difference"] = agree
     return out
 
 
 def validate(losses: dict, ref: str) -> dict:
-    """Each row's warm-up losses against the reference row's: 'validated', 'the reference', or why not."""
+    """Each row's warm-up losses against the reference row's: 'validated', 'the reference', 'not run'
+    (losses None: the row failed to run and said why), or why not."""
     want = losses.get(ref) or []
     out = {}
     for name, got in losses.items():
+        if got is None and name != ref:
+            out[name] = "not run"
+            continue
         if name == ref:
             out[name] = "the reference" if want else "no losses (the reference failed)"
         elif not got or not want:
@@ -327,7 +333,7 @@ def validate(losses: dict, ref: str) -> dict:
             out[name] = "validated" if diff <= LOSS_TOL else f"FAILED: first losses differ by {diff:.2e}"
         if out[name] != "validated" and name != ref:
             print(f"{name}: {out[name]} (against {ref}, tolerance {LOSS_TOL})")
-    n = min((len(v) for v in losses.values() if v), default=0)
+    n = min((len(v) for v in losses.values() if v), default=0)  # rows that ran
     print(f"every row's first {n} losses checked against {ref} (tolerance {LOSS_TOL} nats)")
     return out
 
