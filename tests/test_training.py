@@ -4,6 +4,8 @@ the simulator (and the check failing with a wrong kernel swapped in); the kernel
 the reference's; the loss falls on a CPU; the data ships; each bad input gets its message; the
 PyTorch twin agrees (skipped in one line without PyTorch)."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -258,6 +260,7 @@ def test_the_profile_prints_where_the_time_goes(sim_engine, capsys):
     assert "course kernels, one launch per op: 46 launches" in out, out
     assert "course kernels, fused: 36 launches" in out, out
     assert out.count("bound by the ") == 2 and "layernorm_backward_add" in out
+    assert out.count("GPU times: simulated") == 2, out
 
 
 def test_graph_capture_ends_and_names_the_driver_error(monkeypatch):
@@ -319,3 +322,137 @@ def test_graph_buffers_survive_other_batch_shapes(sim_engine):
     kb.logits(tok[:1, :3])  # another shape, as sampling does
     assert all(kb._by_shape[(2, L2.T)][k] is v for k, v in captured["buffers"].items())
     assert abs(kb.step(tok, tok, 1e-3) - want.step(tok, tok, 1e-3)) < 1e-5  # the replay's loss
+
+
+class _FakeGPU:
+    """One in-order GPU stream and a host clock (seconds): launches cost the host `host_s` each and
+    run `dur` on the GPU once the GPU gets to them; a hold lasts until release or `give_up_s`.
+    Faults: `wait_in_step` (the step waits for the GPU before its launches, as a copy from pageable
+    memory does), `events_elsewhere` (events on an idle other stream: they complete when recorded)."""
+
+    def __init__(self, host_s=30e-6, give_up_s=1.0, wait_in_step=False, events_elsewhere=False):
+        self.now, self.host_s, self.give_up_s = 0.0, host_s, give_up_s
+        self.wait_in_step, self.events_elsewhere = wait_in_step, events_elsewhere
+        self.items, self.can_hold = [], True
+
+    def _run(self):  # when each queued item starts and ends; the end of the last one
+        t = 0.0
+        for it in self.items:
+            start = max(it["enq"], t)
+            if it["kind"] == "hold":
+                rel = it.get("release")
+                t = min(rel if rel is not None else float("inf"), start + self.give_up_s)
+            elif it["kind"] == "event":
+                it["ev"].t = t = start
+            else:
+                t = start + it["dur"]
+        return t
+
+    def event(self):
+        return SimpleNamespace(t=None)
+
+    def record(self, ev):
+        if self.events_elsewhere:
+            ev.t = self.now
+        else:
+            self.items.append(dict(kind="event", enq=self.now, ev=ev))
+
+    def done(self, ev):
+        self._run()
+        return ev.t <= self.now
+
+    def elapsed_ms(self, a, b):
+        self._run()
+        return (b.t - a.t) * 1e3
+
+    def synchronize(self):
+        self.now = max(self.now, self._run())
+
+    def hold(self):
+        self.items.append(dict(kind="hold", enq=self.now))
+
+    def release(self):
+        for h in self.items:
+            if h["kind"] == "hold":
+                h.setdefault("release", self.now)
+
+    def clock(self):
+        return self.now
+
+    def step(self, durations):
+        def issue(timer):
+            if self.wait_in_step:
+                self.synchronize()
+            for i, dur in enumerate(durations):
+
+                def launch(dur=dur):
+                    self.now += self.host_s
+                    self.items.append(dict(kind="kernel", enq=self.now, dur=dur))
+
+                timer.time(f"k{i % 3}", launch)
+
+        return issue
+
+
+DURS = [5e-6, 20e-6, 3e-6] * 20  # 60 small kernels, 28 us of GPU time per three; the host 30 us a launch
+
+
+def test_the_profile_times_each_kernel_on_the_gpu_not_the_hosts_gaps():
+    """gpu_timer.measure against a fake GPU: with the step queued behind the hold every pair spans its
+    kernel (the fake's durations exactly) and the check line says reliable."""
+    from puzzles.llm.training import gpu_timer
+
+    d = _FakeGPU()
+    m = gpu_timer.measure(d, d.step(DURS))
+    assert [round(g * 1e3, 9) for _, g, _ in m.rows] == [round(x * 1e6, 9) for x in DURS]
+    assert all(abs(h - 0.03) < 1e-9 for *_, h in m.rows)
+    assert m.reliable and abs(m.step_ms - sum(DURS) * 1e3) < 1e-9, m.sanity()
+    assert "reliable" in m.sanity() and "UNRELIABLE" not in m.sanity()
+
+
+@pytest.mark.parametrize(
+    "fault, why",
+    [
+        (dict(wait_in_step=True), "the hold ended before the host had queued"),
+        (dict(give_up_s=1e-3), "the hold ended before the host had queued"),  # 60 launches take 1.8 ms
+        (dict(events_elsewhere=True), "not on one stream"),
+    ],
+)
+def test_the_profile_says_when_its_gpu_times_are_the_hosts(fault, why):
+    """The known-wrong setups, the first the old profile's bug (a synchronous copy in the step): each
+    pair then measures the host's launch gap (30 us, not the kernel's 3-20 us) and the check says so."""
+    from puzzles.llm.training import gpu_timer
+
+    d = _FakeGPU(**fault)
+    m = gpu_timer.measure(d, d.step(DURS))
+    assert not m.reliable and why in m.sanity(), m.sanity()
+    assert "UNRELIABLE" in m.sanity()
+    if fault != dict(give_up_s=1e-3):
+        assert m.gpu_ms > 1.5 * sum(DURS) * 1e3  # what the old table showed: host gaps as GPU time
+
+
+def test_the_hold_kernel_compiles_and_reads_its_flag_afresh():
+    """The profile's hold (no GPU here: its PTX): the flag is read by an atomic inside the loop, so the
+    release reaches it (a plain load may be hoisted or served from L1 and spin to the poll limit)."""
+    from helpers import ptx
+    from puzzles.llm.training import gpu_timer
+
+    if not ptx.available():
+        pytest.skip("Numba's CUDA compiler is not available here: PTX not checked")
+    from numba import cuda, int32
+
+    code, _ = cuda.compile_ptx(gpu_timer.wait_for_flag.py_func, (int32[::1], int32), cc=(7, 0))
+    assert "atom.global.add" in code and "nanosleep" in code
+
+
+def test_every_speed_row_is_validated_against_the_reference(capsys):
+    """--speed's rows: equal first losses pass; a row off by more than LOSS_TOL, or with no losses, is
+    named; a row that did not run (its reason printed) has no number to check."""
+    got = train.validate(
+        {"eager": [5.0, 4.9], "graph": [5.0, 4.9 + 1e-6], "wrong": [5.0, 4.8], "broken": [], "off": None},
+        "eager",
+    )
+    assert got["eager"] == "the reference" and got["graph"] == "validated"
+    assert got["wrong"].startswith("FAILED") and got["broken"].startswith("NOT VALIDATED")
+    assert got["off"] == "not run"  # a row that failed to run printed its reason; no number to check
+    assert "wrong: FAILED" in capsys.readouterr().out

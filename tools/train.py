@@ -6,7 +6,8 @@
     python -m tools.train --device gpu --steps 300 --torch-compare --json out.json --plot loss.png
     python -m tools.train --device gpu --gradcheck --size small       # the check at the training size
     python -m tools.train --device gpu --speed --json speed.json      # tokens/s: kernels (one launch per
-                                      # op, fused, fused + CUDA graph), PyTorch eager, torch.compile
+                                      # op, fused, fused + CUDA graph), PyTorch eager, torch.compile,
+                                      # and PyTorch's graph twins (reduce-overhead; eager in a CUDA graph)
     python -m tools.train --device gpu --profile      # where a step's time goes, kernel by kernel
     python -m tools.train --device gpu --fused --graph --steps 300    # train with the fast path
     python -m tools.train --device gpu --report DIR   # all three above, unattended: DIR/gradcheck.json,
@@ -15,7 +16,9 @@
 --torch-compare runs the same model in PyTorch (FP32, TF32 off) from the same initial weights on the
 same batches: the first 10 losses must agree within LOSS_TOL, the final validation losses within
 VAL_MARGIN (see the training notebook for why those numbers). Without PyTorch it says so in one line
-and carries on. Exit status: 0 done (and every check passed), 1 a check failed, 2 bad input.
+and carries on. Exit status: 0 done (and every check passed), 1 a check failed (the gradients, the
+PyTorch comparison, a --speed row not validated, a --profile table whose GPU times failed their
+check), 2 bad input.
 """
 
 from __future__ import annotations
@@ -165,10 +168,12 @@ def main(argv=None) -> int:
             print(f"gradient check {'passed' if ok else 'FAILED'} in {out['gradcheck']['seconds']:.1f} s")
         elif args.speed:
             out["speed"] = speed(args, cfg)
+            ok = all(v is not False for v in out["speed"]["validated"].values())  # None: did not run
         elif args.profile:
             from tools.train_profile import profile
 
             out["profile"] = profile(args, cfg)
+            ok = all(t.get("reliable", True) for t in out["profile"].values() if t)  # GPU times checked
         else:
             params = reference.init_params(cfg, args.seed)
             kw = dict(steps=args.steps, B=args.batch, seed=args.seed, lr=args.lr, eval_every=args.eval_every)
@@ -240,13 +245,32 @@ def _torch_cpu():
 
 
 def speed(args, cfg):
-    """tokens/s of one training step: the course's kernels, PyTorch eager FP32, torch.compile."""
+    """tokens/s of one training step: the course's kernels (one launch per op, fused, fused + CUDA
+    graph) and PyTorch (eager, torch.compile, and the two graph twins: torch.compile's
+    reduce-overhead mode and eager captured whole with torch.cuda.graph), graph against graph. Every
+    row is validated: its first losses (the warm-up steps, the same batches from the same weights for
+    every row) against PyTorch eager's (the NumPy reference's without PyTorch), within LOSS_TOL."""
     from helpers import timing
-    from puzzles.llm.training import kernels, reference
+    from puzzles.llm.training import kernels, loop, reference
     from puzzles.llm.training.torch_model import tokens_per_second
 
     params = reference.init_params(cfg, args.seed)
-    rows = {}
+    rows, losses, agree = {}, {}, None
+
+    def row(name, make, sync=None):
+        losses[name] = []
+        try:
+            rows[name] = tokens_per_second(make(), cfg, args.batch, sync=sync, losses=losses[name])
+        except Exception as e:  # a row that cannot run says why; the others still run
+            print(f"{name}: failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+            rows[name], losses[name] = float("nan"), None  # not run: said above, not a wrong number
+
+    torch, why = timing.torch_or_reason()
+    ref = "pytorch eager fp32"
+    if torch is None:
+        print(f"PyTorch rows skipped: {why}")
+        ref = "numpy reference (cpu)"
+        row(ref, lambda: loop.NumpyBackend(cfg, params))
     if args.device == "gpu":
         from numba import cuda
 
@@ -256,32 +280,62 @@ def speed(args, cfg):
             ("course kernels, fused + CUDA graph", dict(fused=True, graph=True)),
         )
         for name, kw in variants:
-            try:
-                be = kernels.KernelBackend(cfg, params, tile=args.tile, **kw)
-                rows[name] = tokens_per_second(be, cfg, args.batch, sync=cuda.synchronize)
-            except Exception as e:  # a row that cannot run says why; the others still run
-                print(f"{name}: failed: {type(e).__name__}: {e}")
-                rows[name] = float("nan")
+            row(
+                name, lambda kw=kw: kernels.KernelBackend(cfg, params, tile=args.tile, **kw), cuda.synchronize
+            )
         agree = graph_agrees(cfg, params, args)
-    else:
-        from puzzles.llm.training import loop
+    if torch is not None:
+        from puzzles.llm.training.torch_model import TorchBackend, TorchGraphBackend
 
-        agree = None
-        rows["numpy reference (cpu)"] = tokens_per_second(
-            loop.NumpyBackend(cfg, params), cfg, args.batch, steps=5
-        )
-    torch, why = timing.torch_or_reason()
-    if torch is None:
-        print(f"PyTorch rows skipped: {why}")
-    else:
-        from puzzles.llm.training.torch_model import TorchBackend
-
-        for name, comp in (("pytorch eager fp32", False), ("torch.compile fp32", True)):
-            tb = TorchBackend(cfg, params, device="cuda", compile=comp)
-            rows[name] = tokens_per_second(tb, cfg, args.batch, sync=torch.cuda.synchronize)
+        dev = "cuda"  # torch_or_reason: PyTorch with a CUDA GPU
+        twins = [  # eager and compiled, then the two that replay CUDA graphs as the course's last row does
+            ("pytorch eager fp32", lambda: TorchBackend(cfg, params, device=dev)),
+            ("torch.compile fp32", lambda: TorchBackend(cfg, params, device=dev, compile=True)),
+            (
+                "torch.compile reduce-overhead fp32 (CUDA graphs)",
+                lambda: TorchBackend(cfg, params, device=dev, compile="reduce-overhead"),
+            ),
+            (
+                "pytorch eager fp32 + CUDA graph (whole step)",
+                lambda: TorchGraphBackend(cfg, params, device=dev),
+            ),
+        ]
+        for name, make in twins:
+            row(name, make, torch.cuda.synchronize)
+    checks = validate(losses, ref)
     for name, v in rows.items():
-        print(f"{name:36s} {v:12.0f} tokens/s")
-    return {**rows, "graph replay max loss difference": agree} if agree is not None else rows
+        print(f"{name:50s} {v:12.0f} tokens/s   {checks.get(name, '')}")
+    out = dict(rows)
+    out["validated"] = {
+        n: None if c.startswith("not run") else c in ("validated", "the reference") for n, c in checks.items()
+    }
+    if agree is not None:
+        out["graph replay max loss difference"] = agree
+    return out
+
+
+def validate(losses: dict, ref: str) -> dict:
+    """Each row's warm-up losses against the reference row's: 'validated', 'the reference', 'not run'
+    (losses None: the row failed to run and said why), or why not."""
+    want = losses.get(ref) or []
+    out = {}
+    for name, got in losses.items():
+        if got is None and name != ref:
+            out[name] = "not run"
+            continue
+        if name == ref:
+            out[name] = "the reference" if want else "no losses (the reference failed)"
+        elif not got or not want:
+            out[name] = "NOT VALIDATED (no losses)"
+        else:
+            n = min(len(got), len(want))
+            diff = float(np.max(np.abs(np.array(got[:n]) - np.array(want[:n]))))
+            out[name] = "validated" if diff <= LOSS_TOL else f"FAILED: first losses differ by {diff:.2e}"
+        if out[name] != "validated" and name != ref:
+            print(f"{name}: {out[name]} (against {ref}, tolerance {LOSS_TOL})")
+    n = min((len(v) for v in losses.values() if v), default=0)  # rows that ran
+    print(f"every row's first {n} losses checked against {ref} (tolerance {LOSS_TOL} nats)")
+    return out
 
 
 def graph_agrees(cfg, params, args, steps: int = 4) -> float:

@@ -7,8 +7,6 @@ ROWS_PER_BLOCK rows a block, the element-wise ones a grid-stride loop, the produ
 tiles (4 in the puzzles, `tile=16` on a GPU recompiles them with timing.specialize).
 """
 
-import time
-
 import numpy as np
 from numba import cuda
 
@@ -22,16 +20,6 @@ def _b(n, b):
     return (n + b - 1) // b
 
 
-@cuda.jit
-def hold(ns):
-    # keeps the GPU busy for about ns nanoseconds (the profile queues a step's launches behind it)
-    if cuda.grid(1) == 0:
-        waited = 0
-        while waited < ns:
-            cuda.nanosleep(1000)
-            waited += 1000
-
-
 class Launches:
     """The launch helpers; the model (kernels.KernelBackend) sets k, fused, tile, split_rows, stream,
     prof and _acts."""
@@ -43,14 +31,8 @@ class Launches:
         if self.prof is None:
             launch(*args)
             return
-        e0, e1 = cuda.event(), cuda.event()
-        e0.record(self.stream or 0)
-        t0 = time.perf_counter()
-        launch(*args)
-        host = time.perf_counter() - t0
-        e1.record(self.stream or 0)
         fn = getattr(kern, "py_func", None)
-        self.prof.append((fn.__name__ if fn is not None else repr(kern), e0, e1, host))
+        self.prof.time(fn.__name__ if fn is not None else repr(kern), lambda: launch(*args))
 
     def _ew(self, name, n, *args):
         self._go(self.k[name], (min(_b(n, EW), 1024),), (EW,), *args)
@@ -129,34 +111,24 @@ class Launches:
             if "dloss" not in self._acts or self._acts["dloss"].shape != (N,):
                 self._acts["dloss"] = cuda.to_device(np.full(N, 1.0 / N, np.float32))
 
-    def profile_step(self, tokens, targets, lr, hold_ms: float = 0.0):
-        """Two steps launch by launch (no graph), every launch timed: (kernel name, GPU ms, host ms its
-        launch call took) in launch order, and the first step's wall-clock ms. The first step times
-        the host side as it runs; the second measures GPU time with events around each launch, queued
-        behind a kernel that holds the GPU for `hold_ms` (on a GPU: long enough for the host to queue
-        the whole step), so an event pair spans the kernel and not the host's gap before it."""
-        rows = []
-        try:
-            for timed_gpu in (False, True):
-                self.prof = []
-                cuda.synchronize()
-                if timed_gpu and hold_ms:
-                    h = hold[(1,), (1,)] if self.stream is None else hold[(1,), (1,), self.stream]
-                    h(int(hold_ms * 1e6))
-                t0 = time.perf_counter()
-                self.forward(tokens, targets)
+    def profile_step(self, tokens, targets, lr, hold: bool = False):
+        """One step's launches timed (gpu_timer.measure): rows of (kernel name, GPU ms, host ms its
+        launch call took) in launch order, and a gpu_timer.Measured with the checks. `hold=True` (a
+        GPU) queues the step behind a kernel that holds the GPU so each event pair spans only its
+        kernel; the batch is copied to the device first, outside the timed launches (a copy from
+        pageable memory on the default stream waits for the GPU, which would end the hold)."""
+        from puzzles.llm.training import gpu_timer
+
+        self._inputs(tokens, targets)
+
+        def step(timer):
+            self.prof = timer
+            try:
+                self._forward(targets is not None)
                 self.backward()
                 self._adamw(lr)
-                if not timed_gpu:
-                    cuda.synchronize()
-                    wall = (time.perf_counter() - t0) * 1e3
-                    hosts = [h * 1e3 for *_, h in self.prof]
-                else:
-                    cuda.synchronize()
-                    rows = [
-                        (n, cuda.event_elapsed_time(e0, e1), hh)
-                        for (n, e0, e1, _), hh in zip(self.prof, hosts)
-                    ]
-        finally:
-            self.prof = None
-        return rows, wall
+            finally:
+                self.prof = None
+
+        m = gpu_timer.measure(gpu_timer.NumbaDriver(self.stream, can_hold=hold), step)
+        return m.rows, m
