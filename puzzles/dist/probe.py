@@ -43,7 +43,8 @@ def _per_call(fn, calls: int = CALLS) -> float:
 
 def host_costs(comm) -> dict:
     """Microseconds per call on this rank's host: an empty kernel's launch (not waited), a
-    synchronisation of an idle GPU, and a state record (what every NCCL call writes first)."""
+    synchronisation of an idle GPU, a state record (what every NCCL call writes first), a one-float
+    NCCL all-reduce enqueued (not waited), and one waited for (its latency across the ranks)."""
     from helpers.dist import state
 
     a = cuda.device_array(1, "float32")
@@ -52,7 +53,15 @@ def host_costs(comm) -> dict:
     sync = _per_call(cuda.synchronize)
     record = _per_call(lambda: state.enter(comm.rank, "probe"))
     state.leave(comm.rank)
-    return {"launch_us": launch * 1e6, "sync_us": sync * 1e6, "state_us": record * 1e6}
+    one = comm.xp.zeros(1, "float32")
+    comm.barrier()
+    enqueue = _per_call(lambda: comm.allreduce(one))  # what the host spends per NCCL call
+    cuda.synchronize()
+    comm.xp.cuda.runtime.deviceSynchronize()
+    comm.barrier()
+    wall = _per_call(lambda: (comm.allreduce(one), comm.xp.cuda.runtime.deviceSynchronize()), 50)
+    us = dict(launch=launch, sync=sync, state=record, allreduce=enqueue, allreduce_wall=wall)
+    return {f"{k}_us": v * 1e6 for k, v in us.items()}
 
 
 def save(comm, out: str) -> None:
@@ -92,5 +101,6 @@ def line(info: dict) -> str:
     both = "" if numba and numba.upper() == str(info.get("gpu")).upper() else f" (Numba: {numba})"
     return (
         f"rank {info['rank']}: GPU {info.get('gpu')}{both}, {info['cpus']}; host per call: launch "
-        f"{info['launch_us']:.1f} us, sync {info['sync_us']:.1f} us, state record {info['state_us']:.1f} us"
+        f"{info['launch_us']:.1f} us, sync {info['sync_us']:.1f} us, state record {info['state_us']:.1f} us, "
+        f"1-float all-reduce {info['allreduce_us']:.1f} us (waited: {info['allreduce_wall_us']:.1f} us)"
     )
