@@ -8,6 +8,11 @@ on the full batch, to data_parallel.py's derived tolerance), then times.
     python -m puzzles.dist.scaling --only dp --json dp.json
     python -m tools.bench --only dist                    # the same rows, judged by GOALS
 
+Each launch prints, per rank, the GPU it ran on (PCI bus id, CuPy's and Numba's) and the host's cost
+of a launch, a synchronisation, a state record and a one-float all-reduce (probe.py); two ranks on
+one GPU stop the run. The table's "host ms" is the time the step's calls took to return: near
+ms/step, the host's launches set the pace, not the GPU.
+
 Strong scaling: one global problem cut over p GPUs (speed-up t1 / tp, efficiency t1 / (p tp)).
 Weak scaling: p times the problem on p GPUs (efficiency t1 / tp). The goal: the training step keeps
 >= 90% weak-scaling efficiency at 4 GPUs (GPT-2 "medium" of the course, 4 layers, width 128, context
