@@ -55,6 +55,54 @@ def unique_id(rank: int, seconds: float = 120.0):
     return bytes(saved["id"]) if saved["bytes"] else tuple(saved["id"])
 
 
+def rank_device(rank: int, count: int) -> int:
+    """The device index rank `rank` uses among the `count` this process sees: one process per GPU,
+    so rank r takes device r (the launcher refuses more ranks than GPUs); a process that sees one GPU
+    uses it (a scheduler gave each process its own through CUDA_VISIBLE_DEVICES)."""
+    if count == 1:
+        return 0
+    if count < 1:
+        raise BadCall(f"rank {rank}: the NCCL engine needs a CUDA device and this process sees none")
+    if rank >= count:
+        raise BadCall(
+            f"rank {rank}: this process sees {count} GPU(s) (CUDA_VISIBLE_DEVICES?); NCCL needs one GPU "
+            "per rank, so launch at most that many ranks"
+        )
+    return rank
+
+
+def _numba_on(device: int, rank: int) -> str | None:
+    """Make Numba's context the one of `device` (the GPU CuPy and NCCL use) and return its PCI bus id,
+    or None where Numba cannot reach a GPU. Raises where Numba already works on another GPU (a
+    context made before the Comm): its kernels would run there, not on this rank's GPU."""
+    try:
+        from numba import cuda
+
+        if not cuda.is_available():
+            return None
+    except Exception:  # Numba absent or without a driver: CuPy arrays still work
+        return None
+    try:
+        dev = cuda.select_device(device)
+    except Exception as e:
+        raise BadCall(
+            f"rank {rank}: Numba cannot use GPU {device} ({type(e).__name__}: {e}); a Numba context was "
+            "made on another GPU before the Comm: build the Comm (helpers.dist.world()) before any "
+            "Numba array or kernel launch"
+        ) from e
+    return bus_id(dev.PCI_DOMAIN_ID, dev.PCI_BUS_ID, dev.PCI_DEVICE_ID)
+
+
+def bus_id(domain: int, bus: int, device: int) -> str:
+    """A PCI bus id as CUDA writes it (cudaDeviceGetPCIBusId): 0000:1B:00.0."""
+    return f"{domain:04X}:{bus:02X}:{device:02X}.0"
+
+
+def same_gpu(a: str | None, b: str | None) -> bool:
+    """Whether two PCI bus ids name one GPU (None: unknown, taken as the same)."""
+    return a is None or b is None or a.upper() == b.upper()
+
+
 class NcclRequest(Request):
     def __init__(self, comm: NcclComm, what: str):
         self.comm, self.what = comm, what
@@ -72,15 +120,16 @@ class NcclComm(Comm):
         nccl = _nccl()
         self.nccl, self.xp = nccl, cupy
         self.rank, self.size = rank, size
-        device = rank % cupy.cuda.runtime.getDeviceCount()
+        device = rank_device(rank, cupy.cuda.runtime.getDeviceCount())
         cupy.cuda.Device(device).use()
-        try:
-            from numba import cuda
-
-            cuda.select_device(device)
-        except Exception:  # Numba absent or without a driver: CuPy arrays still work
-            pass
         self.device = device
+        self.pci_bus_id = cupy.cuda.Device(device).pci_bus_id
+        self.numba_bus_id = _numba_on(device, rank)
+        if not same_gpu(self.pci_bus_id, self.numba_bus_id):
+            raise BadCall(
+                f"rank {rank}: CuPy and NCCL use the GPU at {self.pci_bus_id} but Numba's kernels run on "
+                f"{self.numba_bus_id}: build the Comm before any Numba array or kernel launch"
+            )
         self.comm = nccl.NcclCommunicator(size, unique_id(rank), rank)
         self.stream = None  # the stream NCCL calls go on (None: the legacy default stream)
         self.pending: list = []  # non-blocking calls not yet enqueued

@@ -2,11 +2,32 @@
 pieces, the messages on one stream and the additions on another, ordered by events, so that while
 piece j is added piece j + 1 is on the wire (what NCCL's own ring does inside one kernel). The
 bandwidth bench's second ring row: the plain ring (the exercise's reference) leaves the GPU's
-links idle during every addition; this one shows how much of that gap the overlap closes."""
+links idle during every addition; this one shows how much of that gap the overlap closes.
+
+What it pays for that: `pieces` times the messages, each a separate NCCL launch with a fixed host
+and GPU cost, and smaller messages, which NCCL's point-to-point moves at a lower rate (the table's
+"chunk xchg" column). On 2 ranks there is one reduce step, so the additions it can hide are one
+chunk's (~0.17 ms at 256 MiB on an H100) against 3 more messages' fixed cost: it is faster than
+the plain ring only where that cost is small. The first H100 run (44% of NCCL at 256 MiB, 2.1 ms
+even at 1 MiB) was bound by a per-call cost since removed (an open/write/close of the rank's state
+file before every NCCL call: helpers/dist/state.py); the streams are also made once per Comm now."""
 
 from __future__ import annotations
 
 from .split import split
+
+
+def _streams(comm):
+    """The messages' stream and the additions', made once per Comm (a stream costs a driver call)."""
+    import cupy
+
+    made = getattr(comm, "_pipelined_streams", None)
+    if made is None:
+        made = comm._pipelined_streams = (
+            cupy.cuda.Stream(non_blocking=True),
+            cupy.cuda.Stream(non_blocking=True),
+        )
+    return made
 
 
 def ring_pipelined(comm, buf, pieces: int = 4) -> None:
@@ -19,7 +40,7 @@ def ring_pipelined(comm, buf, pieces: int = 4) -> None:
     right, left = (rank + 1) % size, (rank - 1) % size
     parts = split(buf.size, size)
     null = cupy.cuda.Stream.null
-    wire, adds = cupy.cuda.Stream(non_blocking=True), cupy.cuda.Stream(non_blocking=True)
+    wire, adds = _streams(comm)
 
     def event(stream):
         e = cupy.cuda.Event(disable_timing=True)

@@ -8,6 +8,11 @@ on the full batch, to data_parallel.py's derived tolerance), then times.
     python -m puzzles.dist.scaling --only dp --json dp.json
     python -m tools.bench --only dist                    # the same rows, judged by GOALS
 
+Each launch prints, per rank, the GPU it ran on (PCI bus id, CuPy's and Numba's) and the host's cost
+of a launch, a synchronisation, a state record and a one-float all-reduce (probe.py); two ranks on
+one GPU stop the run. The table's "host ms" is the time the step's calls took to return: near
+ms/step, the host's launches set the pace, not the GPU.
+
 Strong scaling: one global problem cut over p GPUs (speed-up t1 / tp, efficiency t1 / (p tp)).
 Weak scaling: p times the problem on p GPUs (efficiency t1 / tp). The goal: the training step keeps
 >= 90% weak-scaling efficiency at 4 GPUs (GPT-2 "medium" of the course, 4 layers, width 128, context
@@ -34,25 +39,40 @@ REPS = 5
 # ---------------------------------------------------------------------------- on every rank
 
 
-def _timed(comm, fn, reps: int = REPS) -> float:
-    """Median over `reps` of the slowest rank's wall time of fn() (the GPU synchronised)."""
+def _timed(comm, fns: dict, reps: int = REPS) -> dict:
+    """{name: (seconds, host seconds)} of each fn(): the median over `reps` of the slowest rank's
+    wall time (the GPU synchronised) and of the time fn() took to return (the host's share: close to
+    the wall time when the step is bound by its launches). The fns take turns within each rep, so a
+    drift (clocks, a neighbour's job) falls on all of them alike, not on whichever ran last."""
     import cupy
     from numba import cuda
 
-    fn()  # warm-up: compiles the kernels, sets up NCCL's channels
-    cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        comm.barrier()
-        t0 = time.perf_counter()
+    for fn in fns.values():  # warm-up: compiles the kernels, sets up NCCL's channels
         fn()
-        cuda.synchronize()
-        cupy.cuda.runtime.deviceSynchronize()
-        worst = cupy.array([time.perf_counter() - t0], cupy.float64)
-        comm.allreduce(worst, op="max")
-        cupy.cuda.runtime.deviceSynchronize()  # the all-reduce may be on a non-blocking stream
-        times.append(float(worst.get()[0]))
-    return float(np.median(times))
+    cuda.synchronize()
+    times = {k: [] for k in fns}
+    for _ in range(reps):
+        for k, fn in fns.items():
+            comm.barrier()
+            t0 = time.perf_counter()
+            fn()
+            t1 = time.perf_counter()
+            cuda.synchronize()
+            cupy.cuda.runtime.deviceSynchronize()
+            worst = cupy.array([time.perf_counter() - t0, t1 - t0], cupy.float64)
+            comm.allreduce(worst, op="max")
+            cupy.cuda.runtime.deviceSynchronize()  # the all-reduce may be on a non-blocking stream
+            times[k].append(worst.get())
+    return {k: tuple(float(x) for x in np.median(np.array(v), axis=0)) for k, v in times.items()}
+
+
+def _save(comm, out: str, **row) -> None:
+    from .probe import save
+
+    save(comm, out)
+    if comm.rank == 0:
+        with open(out, "w") as f:
+            json.dump(row, f)
 
 
 def _streams(comm):
@@ -102,22 +122,23 @@ def stencil_rank(comm, variant: str, nz, ny, nx, steps, out: str):
         )
     grid = _slab((nz, ny, nx), comm, compute, messages, seed=1)
     grid.host = False  # the timed loop ends on the device (no copy of the slab back)
-    seconds = _timed(comm, lambda: fn(comm, grid, steps)) / steps
 
     def compute_only():  # the same sweeps, no message: what the exchange adds is the difference
         for _ in range(steps):
             grid.sweep(1, grid.n + 1)
             grid.swap()
 
-    compute = _timed(comm, compute_only) / steps
-    if comm.rank == 0:
-        with open(out, "w") as f:
-            json.dump({"seconds": seconds, "compute": compute, "points": nz * ny * nx}, f)
+    t = _timed(comm, {"step": lambda: fn(comm, grid, steps), "compute": compute_only})
+    seconds, host = (x / steps for x in t["step"])
+    compute = t["compute"][0] / steps
+    _save(comm, out, seconds=seconds, compute=compute, host=host, points=nz * ny * nx)
 
 
 def dp_rank(comm, size: str, batch, steps, out: str):
     """One rank of a training run: validate one step against the single process (NumPy, full batch),
     then time `steps` steps of `batch` windows in all."""
+    from numba import cuda
+
     from helpers.dist import split
     from puzzles.llm.training import reference
 
@@ -145,12 +166,18 @@ def dp_rank(comm, size: str, batch, steps, out: str):
             "parameter elements outside data_parallel.py's tolerance of the single process's step"
         )
     model = KernelReplica(cfg, params)
-    tokens = rng.integers(0, cfg.V, (batch, cfg.T)).astype(np.int32)
-    targets = rng.integers(0, cfg.V, (batch, cfg.T)).astype(np.int32)
-    seconds = (
-        _timed(comm, lambda: [dp_step(comm, model, tokens, targets, 1e-3) for _ in range(steps)]) / steps
-    )
+    # the batch's copy in, asynchronous: from pinned memory on a stream of its own (a blocking one: the
+    # all-reduce on the legacy stream stays ordered with it). A copy from pageable memory, or on the
+    # legacy stream, waits for the GPU first, so no step's launches would overlap the last one's work
+    model.kb.stream = cuda.stream()
+    tokens, targets = cuda.pinned_array((batch, cfg.T), np.int32), cuda.pinned_array((batch, cfg.T), np.int32)
+    tokens[...] = rng.integers(0, cfg.V, (batch, cfg.T))
+    targets[...] = rng.integers(0, cfg.V, (batch, cfg.T))
     lo, hi = split(batch, comm.size)[comm.rank]
+
+    def with_comm():
+        for _ in range(steps):
+            dp_step(comm, model, tokens, targets, 1e-3)
 
     def compute_only():  # the rank's step without the all-reduce: the gradient's traffic is the rest
         for _ in range(steps):
@@ -159,23 +186,37 @@ def dp_rank(comm, size: str, batch, steps, out: str):
             model.scale_grad((hi - lo) / batch)
             model.step(1e-3)
 
-    compute = _timed(comm, compute_only) / steps
-    if comm.rank == 0:
-        with open(out, "w") as f:
-            json.dump({"seconds": seconds, "compute": compute, "tokens": batch * cfg.T}, f)
+    t = _timed(comm, {"step": with_comm, "compute": compute_only})
+    seconds, host = (x / steps for x in t["step"])
+    compute = t["compute"][0] / steps
+    _save(comm, out, seconds=seconds, compute=compute, host=host, tokens=batch * cfg.T)
 
 
 # ---------------------------------------------------------------------------- the driver
 
 
 def _launch(n: int, target: str, *args, timeout: float = 300.0) -> dict:
+    """Run `target` on n GPUs; its row, with `ranks`: what each rank ran on (probe.py), printed."""
     from helpers.dist.launch import launch
+
+    from . import probe
 
     with tempfile.TemporaryDirectory(prefix="mp-scaling-") as d:
         path = os.path.join(d, "out.json")
         launch(n, f"puzzles.dist.scaling:{target}", engine="nccl", timeout=timeout, args=(*args, path))
         with open(path) as f:
-            return json.load(f)
+            row = json.load(f)
+        row["ranks"] = probe.load(path, n)
+    for info in row["ranks"]:
+        print("  " + probe.line(info), file=sys.stderr)
+    shared = probe.shared_gpus(row["ranks"])
+    if shared:
+        raise RuntimeError(
+            f"{target} on {n} GPUs: "
+            + "; ".join(f"ranks {v} all ran on the GPU at {k}" for k, v in shared)
+            + ": the timings would measure one GPU shared, not several"
+        )
+    return row
 
 
 def gpu_counts(limit=GPUS) -> list:
@@ -184,35 +225,50 @@ def gpu_counts(limit=GPUS) -> list:
     return [n for n in limit if n <= gpus()]
 
 
-def stencil_runs(counts, scale: float = 1.0, variants=("halo", "overlap"), modes=("weak", "strong")) -> list:
-    """[(variant, mode, gpus, seconds per step, points, seconds of its sweeps alone)] for each
-    variant and mode."""
+def stencil_grid(mode: str, n: int, scale: float = 1.0) -> tuple:
+    """(nz, ny, nx) of the global grid on n GPUs: weak, STENCIL["planes"] planes per GPU (n times the
+    one-GPU grid); strong, twice that in all whatever n (the one-GPU grid, cut in n)."""
     ny = nx = max(32, round(STENCIL["ny"] * scale ** (1 / 3)))
     planes = max(8, round(STENCIL["planes"] * scale ** (1 / 3)))
+    return (planes * n if mode == "weak" else 2 * planes), ny, nx
+
+
+def dp_batch(mode: str, n: int, scale: float = 1.0) -> int:
+    """Windows per step in all on n GPUs: weak, DP["batch"] per GPU; strong, that times max(GPUS)."""
+    per = max(1, round(DP["batch"] * scale))
+    return per * n if mode == "weak" else per * max(GPUS)
+
+
+def _say(name: str, r: dict) -> None:
+    print(
+        f"{name}: {r['seconds'] * 1e3:8.3f} ms/step (no comm {r['compute'] * 1e3:.3f}, host "
+        f"{r['host'] * 1e3:.3f})",
+        file=sys.stderr,
+    )
+
+
+def stencil_runs(counts, scale: float = 1.0, variants=("halo", "overlap"), modes=("weak", "strong")) -> list:
+    """[(variant, mode, gpus, seconds per step, points, seconds of its sweeps alone, host seconds)]
+    for each variant and mode."""
     rows = []
     for variant in variants:
         for mode in modes:
             for n in counts:
-                nz = planes * n if mode == "weak" else 2 * planes
+                nz, ny, nx = stencil_grid(mode, n, scale)
                 r = _launch(n, "stencil_rank", variant, nz, ny, nx, STENCIL["steps"])
-                rows.append((variant, mode, n, r["seconds"], r["points"], r["compute"]))
-                print(
-                    f"stencil {variant:7s} {mode:6s} {n} GPU(s): {r['seconds'] * 1e3:8.3f} ms/step",
-                    file=sys.stderr,
-                )
+                rows.append((variant, mode, n, r["seconds"], r["points"], r["compute"], r["host"]))
+                _say(f"stencil {variant:7s} {mode:6s} {n} GPU(s)", r)
     return rows
 
 
 def dp_runs(counts, scale: float = 1.0, modes=("weak", "strong")) -> list:
-    """[("dp", mode, gpus, seconds per step, tokens, seconds without the all-reduce)] per mode."""
-    per = max(1, round(DP["batch"] * scale))
+    """[("dp", mode, gpus, seconds per step, tokens, seconds without the all-reduce, host seconds)]."""
     rows = []
     for mode in modes:
         for n in counts:
-            batch = per * n if mode == "weak" else per * max(GPUS)
-            r = _launch(n, "dp_rank", DP["size"], batch, DP["steps"])
-            rows.append(("dp", mode, n, r["seconds"], r["tokens"], r["compute"]))
-            print(f"dp step {mode:6s} {n} GPU(s): {r['seconds'] * 1e3:8.3f} ms/step", file=sys.stderr)
+            r = _launch(n, "dp_rank", DP["size"], dp_batch(mode, n, scale), DP["steps"])
+            rows.append(("dp", mode, n, r["seconds"], r["tokens"], r["compute"], r["host"]))
+            _say(f"dp step {mode:6s} {n} GPU(s)", r)
     return rows
 
 
@@ -220,32 +276,37 @@ def efficiency(rows) -> list:
     """Rows with the speed-up and efficiency against the same variant and mode on one GPU."""
     base = {(r[0], r[1]): r[3] for r in rows if r[2] == 1}
     out = []
-    for v, m, n, s, work, *compute in rows:
+    for v, m, n, s, work, *more in rows:
         t1 = base.get((v, m))
         speedup = None if t1 is None else (t1 / s if m == "strong" else n * t1 / s)
         eff = None if speedup is None else speedup / n
-        c = compute[0] if compute else None
+        c, h = (list(more) + [None, None])[:2]
         out.append(
-            dict(variant=v, mode=m, gpus=n, seconds=s, work=work, speedup=speedup, efficiency=eff, compute=c)
-        )
+            dict(
+                variant=v, mode=m, gpus=n, seconds=s, work=work, speedup=speedup, efficiency=eff, compute=c,
+                host=h,
+            )
+        )  # fmt: skip
     return out
 
 
 def table(rows) -> str:
     """Per run: time per step, speed-up and efficiency against one GPU, and where the time goes: the
-    time without communication and the share of the step the communication adds (not hidden)."""
+    time without communication, the share of the step the communication adds (not hidden), and the
+    host's time to launch the step (near ms/step: the host's launches, not the GPU, set the pace)."""
     head = f"{'run':16s} {'mode':6s} {'GPUs':>4s} {'ms/step':>9s} {'speed-up':>8s} {'efficiency':>10s}"
-    lines = [head + f" {'no-comm ms':>10s} {'comm adds':>9s}"]
+    lines = [head + f" {'no-comm ms':>10s} {'comm adds':>9s} {'host ms':>8s}"]
     for r in rows:
         sp = "-" if r["speedup"] is None else f"{r['speedup']:.2f}x"
         ef = "-" if r["efficiency"] is None else f"{r['efficiency']:.0%}"
-        c = r.get("compute")
+        c, h = r.get("compute"), r.get("host")
         cm = "-" if c is None else f"{c * 1e3:.3f}"
         share = "-" if c is None else f"{max(r['seconds'] - c, 0) / r['seconds']:.0%}"
+        hm = "-" if h is None else f"{h * 1e3:.3f}"
         line = (
             f"{r['variant']:16s} {r['mode']:6s} {r['gpus']:4d} {r['seconds'] * 1e3:9.3f} {sp:>8s} {ef:>10s}"
         )
-        lines.append(line + f" {cm:>10s} {share:>9s}")
+        lines.append(line + f" {cm:>10s} {share:>9s} {hm:>8s}")
     return "\n".join(lines)
 
 
@@ -286,7 +347,7 @@ def benchmark(scale: float = 1.0):
 
     n_params = CONFIGS[DP["size"]].n_params()
     rows = []
-    for v, m, n, s, work, _ in stencil_runs(counts, scale) + dp_runs(counts, scale):
+    for v, m, n, s, work, *_ in stencil_runs(counts, scale) + dp_runs(counts, scale):
         name = f"{'stencil ' + v if v != 'dp' else 'dp'} {m}, {n} GPU{'s' if n > 1 else ''}"
         if v == "dp":
             rows.append(timing.Measurement(name, s, flops=6 * n_params * work))

@@ -150,8 +150,12 @@ def slab_sweep(out, u, lo, hi, z0, nz):
 
 class GpuSlab(Slab):
     """The same slab in device memory. `sweep` launches `slab_sweep` on this slab's stream and returns
-    at once; a sweep that computes an edge plane (1 or n), which a message sends next, waits for its
-    kernel first, so the interior's sweep is the only one left running while halos travel."""
+    at once. The order between the sweeps and the halos' messages (on the stream `after`) is kept on
+    the GPU with events, the host never waiting: the messages' stream waits for a sweep that computed
+    an edge plane (1 or n), which a message sends next, and `swap` makes the sweeps' stream wait for
+    the messages (the next sweep reads the halos they bring). A host wait there cost a round trip per
+    step while the GPU idled, and kept the host from queueing the next step. Without `after` (one
+    slab, no messages) an edge sweep waits on the host, as before."""
 
     BLOCK = (32, 8)
     after = None  # a stream swap() waits for (the halos' messages), set by whoever runs the slab
@@ -177,11 +181,14 @@ class GpuSlab(Slab):
         grid = (math.ceil(nx / bx), math.ceil(ny / by), hi - lo)
         slab_sweep[grid, (bx, by), self.stream](self.out, self.u, lo, hi, self.z0, self.nz)
         if lo == 1 or hi == self.n + 1:
-            self.stream.synchronize()
+            if self.after is None:
+                self.stream.synchronize()
+            else:
+                _wait(self.after, _mark(_external(self.stream)))
 
     def swap(self) -> None:
         if self.after is not None:
-            self.after.synchronize()
+            _wait(_external(self.stream), _mark(self.after))
         self.u, self.out = self.out, self.u
 
     def owned(self):
@@ -189,3 +196,24 @@ class GpuSlab(Slab):
             return self.u[1 : self.n + 1]
         self.stream.synchronize()
         return self.u[1 : self.n + 1].copy_to_host()
+
+
+def _external(numba_stream):
+    """A Numba stream as a CuPy stream (the same CUDA stream), for CuPy's events."""
+    import cupy
+
+    return cupy.cuda.ExternalStream(int(numba_stream))
+
+
+def _mark(stream):
+    """An event recorded on a CuPy stream: done once the work queued there so far is."""
+    import cupy
+
+    event = cupy.cuda.Event(disable_timing=True)
+    event.record(stream)
+    return event
+
+
+def _wait(stream, event) -> None:
+    """Work queued on `stream` from now on starts after `event` (on the GPU: the host goes on)."""
+    stream.wait_event(event)
