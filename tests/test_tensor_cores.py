@@ -264,3 +264,38 @@ def test_mma_bound_holds_for_the_hardware_and_rejects_fp16_sums():
         fp16_out += abs(float(acc) - float(truth)) > bound
     assert worst <= 1
     assert fp16_out > 200, fp16_out
+
+
+def test_wmma_kernel_needs_no_cffi_and_compiles(monkeypatch):
+    """The wmma route hands the C++ function its arrays' data pointers by an intrinsic: the Numba side
+    compiles to PTX without a GPU and without cffi (the GPU machine had none)."""
+    import sys
+
+    from puzzles.tensor_cores import wmma
+
+    monkeypatch.setitem(sys.modules, "cffi", None)  # importing cffi would fail
+    if not ptx.available():
+        pytest.skip("no NVVM here to compile PTX")
+    k = wmma.kernel(link=False)
+    f16, f32 = numba.types.float16[::1], numba.types.float32[::1]
+    text, _ = cuda.compile_ptx(k.py_func, (f16, f16, f32), cc=(7, 5))
+    assert "wmma_tile" in text
+
+
+def test_wmma_headers_put_the_crt_folder_first(monkeypatch, tmp_path):
+    """A CUDA 13 wheel with mma.h but no crt/mma.h (seen on an H100): the toolkit folder holding both
+    comes first, so NVRTC takes mma.h and crt/mma.h from one place."""
+    from helpers.cpp import nvrtc
+    from puzzles.tensor_cores import wmma
+
+    wheel, toolkit = tmp_path / "wheel", tmp_path / "toolkit"
+    (wheel).mkdir()
+    (wheel / "mma.h").write_text("")
+    (toolkit / "crt").mkdir(parents=True)
+    (toolkit / "mma.h").write_text("")
+    (toolkit / "crt" / "mma.h").write_text("")
+    monkeypatch.setattr(nvrtc, "include_dirs", lambda header="": [str(wheel), str(toolkit)])
+    assert wmma.include_dirs() == [str(toolkit), str(wheel)]
+    monkeypatch.setattr(nvrtc, "include_dirs", lambda header="": [str(wheel)])
+    with pytest.raises(FileNotFoundError, match="crt/mma.h"):
+        wmma.include_dirs()

@@ -101,7 +101,8 @@ A block of `{THREADS}` threads (4 warps) owns the `{BM} x {BN}` tile of `c` at
 warp loads its fragments from shared memory (the layout of `tc_mma_tile`, shifted to its part) and
 calls `mma_m16n8k8`, and the block waits again before the next slice overwrites the shared arrays.
 The stores from `fc` are written for you. Tolerance: the tensor core truncates as it sums, so
-`c[i, j]` may be off by (3 K' + 1) * 2^-23 * sum_k |a[i, k] * b[k, j]| (K' = `k` rounded up to {BK}).""",
+`c[i, j]` may be off by `(3 * K2 + 1) * 2**-23 * sum_k abs(a[i, k] * b[k, j])` (K2: `k` rounded up
+to a multiple of {BK}).""",
     outputs=("c",),
     spec=spec,
     cases=cases,

@@ -76,9 +76,9 @@ MMA_TILE = Puzzle(
 lane hands over a few values (its *fragments*) and gets a few results back. Every lane holds
 `fa = cuda.local.array(4, float16)`, `fb = cuda.local.array(2, float16)` and
 `fc = cuda.local.array(4, float32)` (the accumulator: `fc += A @ B`, so zero it first).
-The tensor core truncates as it sums, so `c[i, j]` may be off by up to 25 * 2^-23 * sum_k
-|a[i, k] * b[k, j]| (not a fraction of `c[i, j]`: products that cancel leave the error). With
-`group = lane >> 2` and `t = lane & 3`:
+The tensor core truncates as it sums, so `c[i, j]` may be off by up to
+`25 * 2**-23 * sum_k abs(a[i, k] * b[k, j])`: not a fraction of `c[i, j]` (products that cancel
+leave the error). With `group = lane >> 2` and `t = lane & 3`:
 
 - `fa[i]` holds `a[group + 8 * (i >> 1), 2 * t + (i & 1)]`
 - `fb[i]` holds `b[2 * t + i, group]`
