@@ -252,9 +252,15 @@ if ptx and not timing.skip_reason():
     a16 = rng.standard_normal((16, 16)).astype(np.float16)
     b16 = rng.standard_normal((16, 16)).astype(np.float16)
     c32 = cuda.device_array(256, np.float32)
-    wmma.kernel()[1, 32](cuda.to_device(a16.ravel()), cuda.to_device(b16.T.ravel()), c32)
-    got = c32.copy_to_host().reshape(16, 16)
-    print("wmma on the GPU: max error", np.abs(got - a16.astype(np.float64) @ b16.astype(np.float64)).max())
+    # linking C++ depends on this machine's CUDA headers: a failure is said here, and
+    # tests/tc_parity.py fails on it
+    try:
+        wmma.kernel()[1, 32](cuda.to_device(a16.ravel()), cuda.to_device(b16.T.ravel()), c32)
+        got = c32.copy_to_host().reshape(16, 16)
+        err = np.abs(got - a16.astype(np.float64) @ b16.astype(np.float64)).max()
+        print("wmma on the GPU: max error", err)
+    except Exception as exc:  # one line instead of a dead notebook
+        print(f"wmma on the GPU did not run: {type(exc).__name__}: {(str(exc) or ' ').splitlines()[0]}")
 
 # %% [markdown]
 # ## Measure it
