@@ -302,7 +302,8 @@ def _sim_case(puzzle, kernel, case, k, ctx, maxima, prepared=None) -> RunRecord:
             raise _Stop(InputModified, f"the kernel changed its input `{n}`.", k, record=record)
     for n in puzzle.outputs:
         if n in record.wrong:
-            problem = compare(record.expected[n], outputs[n], puzzle, name=n, trace=trace)
+            tol = record.tol.get(n)
+            problem = compare(record.expected[n], outputs[n], puzzle, name=n, trace=trace, tol=tol)
             note = (
                 "" if puzzle.cross_block_races else order_note(puzzle, kernel, record, ctx.seed, ctx.deadline)
             )
@@ -381,7 +382,7 @@ def _gpu_case(puzzle, kernel, record, ctx):
     synchronize()
     for n in puzzle.outputs:
         got = dev[puzzle.signature.index(n)].copy_to_host()
-        problem = compare(record.expected[n], got, puzzle)
+        problem = compare(record.expected[n], got, puzzle, tol=record.tol.get(n))
         if problem:
             raise GpuMismatch(
                 Message(

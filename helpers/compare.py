@@ -14,14 +14,17 @@ from .sim.trace import READ
 __all__ = ["compare", "nothing_written", "render_diff", "written_mask", "wrong_mask"]
 
 
-def wrong_mask(want: np.ndarray, got: np.ndarray, puzzle) -> np.ndarray | None:
-    """Boolean mask of the wrong cells, or None when the shapes differ."""
+def wrong_mask(want: np.ndarray, got: np.ndarray, puzzle, tol=None) -> np.ndarray | None:
+    """Boolean mask of the wrong cells, or None when the shapes differ. `tol`: per-element absolute
+    tolerances (a puzzle's `tolerance` rule) in place of its rtol/atol."""
     want, got = np.asarray(want), np.asarray(got)
     if want.shape != got.shape:
         return None
     if got.dtype.kind in "iub" or want.dtype.kind in "iub":  # integer data: exact
         return np.asarray(want != got)
     with np.errstate(all="ignore"):
+        if tol is not None:  # NaN and inf fail: the comparison is False
+            return ~(np.abs(got.astype(np.float64) - want.astype(np.float64)) <= tol)
         return ~np.isclose(got, want, rtol=puzzle.rtol, atol=puzzle.atol, equal_nan=False)
 
 
@@ -53,16 +56,17 @@ def writer_line(trace, name: str, flat: int) -> str | None:
     return f"line {site.lineno}: `{site.text}`"
 
 
-def compare(want, got, puzzle, *, name: str = "", trace=None) -> str | None:
+def compare(want, got, puzzle, *, name: str = "", trace=None, tol=None) -> str | None:
     """None if right, else what is wrong, compactly. With the run's `trace` (and the output's
-    `name`), cells never written are told apart from cells written with a wrong (or NaN) value."""
+    `name`), cells never written are told apart from cells written with a wrong (or NaN) value.
+    `tol`: per-element tolerances, as `wrong_mask` takes them."""
     want, got = np.asarray(want), np.asarray(got)
-    bad = wrong_mask(want, got, puzzle)
+    bad = wrong_mask(want, got, puzzle, tol)
     if bad is None:
         return f"shape {got.shape}, expected {want.shape}"
     if not bad.any():
         return None
-    return render_diff(want, got, bad, puzzle=puzzle, name=name, trace=trace)
+    return render_diff(want, got, bad, puzzle=puzzle, name=name, trace=trace, tol=tol)
 
 
 _AS_FLOAT = {4: (np.float32, np.uint32, 9), 8: (np.float64, np.uint64, 17)}
@@ -103,7 +107,7 @@ class _Format:
         return str(v)
 
 
-def render_diff(want, got, bad, *, puzzle=None, name: str = "", trace=None) -> str:
+def render_diff(want, got, bad, *, puzzle=None, name: str = "", trace=None, tol=None) -> str:
     fmt = _Format(want, got, bad, puzzle)
     written = written_mask(trace, name) if name else None
     if written is not None and written.shape != bad.shape:
@@ -139,8 +143,8 @@ def render_diff(want, got, bad, *, puzzle=None, name: str = "", trace=None) -> s
             src = writer_line(trace, name, int(np.ravel_multi_index(i, bad.shape)))
             line += f" (the kernel wrote {fmt(g)}" + (f" at {src})" if src else ")")
         elif tol_text and np.isfinite(float(w)) and np.isfinite(float(g)):
-            tol = puzzle.atol + puzzle.rtol * abs(float(w))
-            line += f" (off by {abs(float(g) - float(w)):.2g}; the tolerance here is {tol:.2g})"
+            here = float(tol[i]) if tol is not None else puzzle.atol + puzzle.rtol * abs(float(w))
+            line += f" (off by {abs(float(g) - float(w)):.2g}; the tolerance here is {here:.2g})"
         lines.append(line)
     if want.ndim == 1 and want.size <= 32 and not fmt.bits:
         w = max(max(len(fmt(x)) for x in want), max(len(fmt(x)) for x in got), 3)

@@ -37,7 +37,9 @@ def _outcomes(puzzle, kernel, record, seed: int, deadline):
             if not getattr(err, "completed", False):  # an uninitialised read that finished: judge it
                 yield order, err, None
                 continue
-        problems = (compare(record.expected[n], outputs[n], puzzle) for n in puzzle.outputs)
+        problems = (
+            compare(record.expected[n], outputs[n], puzzle, tol=record.tol.get(n)) for n in puzzle.outputs
+        )
         yield order, None, next(((n, p) for n, p in zip(puzzle.outputs, problems) if p), None)
 
 

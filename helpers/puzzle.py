@@ -84,6 +84,9 @@ class Puzzle:
     cross_block_races: bool = True  # False only where blocks legitimately talk through global memory
     rtol: float = 1e-5  # float tolerance (integer-valued data is compared exactly)
     atol: float = 1e-5
+    # where the error bound depends on the inputs (tensor-core sums): tolerance(**the spec's arguments)
+    # -> per-element absolute tolerance (one array, or {output: array}); it replaces rtol/atol
+    tolerance: Callable = None
     chapter: str = ""  # "puzzles", "pmpp-05", ...
     # launch settings the learner chooses: names of module-level constants (e.g. "BLOCK") read from
     # the checked kernel's globals and passed to `cases` by keyword (see `cases_for`)
@@ -191,7 +194,8 @@ class RunRecord:
     `launch` is the simulator's record (`.trace`, `.shared_bytes`) of a run that finished; when the
     simulator diagnosed the kernel instead, `launch` is None and `diagnostic` holds the
     `helpers.sim.errors.SimulatorError` (its `.trace` has the accesses up to the fault).
-    `expected` holds the spec's outputs (computed once per case) and `wrong` the flat indices of the
+    `expected` holds the spec's outputs (computed once per case; `tol` their per-element tolerances
+    where the puzzle has a `tolerance`) and `wrong` the flat indices of the
     wrong cells per output, for a run that finished ({} otherwise): the check, `puzzles.show` and the
     GPU stage read them.
     """
@@ -206,6 +210,7 @@ class RunRecord:
     diagnostic: Exception | None = None
     expected: dict = field(default_factory=dict)
     wrong: dict = field(default_factory=dict)
+    tol: dict = field(default_factory=dict)  # {output: per-element tolerance} of a `tolerance` puzzle
 
     @property
     def trace(self):

@@ -16,7 +16,7 @@ from .compare import wrong_mask
 from .puzzle import Case, Puzzle, RunRecord
 from .sim.poison import poison  # the one poison policy, shared with the simulator
 
-__all__ = ["expected", "poison", "prepare_args", "run_case", "run_once"]
+__all__ = ["expected", "poison", "prepare_args", "run_case", "run_once", "tolerances"]
 
 
 def prepare_args(puzzle: Puzzle, case: Case) -> tuple[list, dict, dict, dict]:
@@ -48,14 +48,27 @@ def prepare_args(puzzle: Puzzle, case: Case) -> tuple[list, dict, dict, dict]:
     return args, roles, outputs, pristine
 
 
-def expected(puzzle: Puzzle, case: Case, pristine: dict) -> dict[str, np.ndarray]:
-    """The spec's outputs for `case` (from `pristine` copies of the inputs where given)."""
-    kw = {
+def _spec_args(puzzle: Puzzle, case: Case, pristine: dict) -> dict:
+    return {
         n: (pristine[n].copy() if n in pristine else case.args[n])
         for n in puzzle.signature
         if (n not in puzzle.outputs or n in puzzle.accumulate) and n not in puzzle.scratch
     }
-    want = puzzle.spec(**kw)
+
+
+def tolerances(puzzle: Puzzle, case: Case, pristine: dict) -> dict[str, np.ndarray]:
+    """{output: per-element tolerance} of a puzzle with a `tolerance` rule; {} for rtol/atol ones."""
+    if puzzle.tolerance is None:
+        return {}
+    tol = puzzle.tolerance(**_spec_args(puzzle, case, pristine))
+    if not isinstance(tol, dict):
+        tol = {puzzle.outputs[0]: tol}
+    return {n: np.asarray(tol[n], np.float64) for n in puzzle.outputs}
+
+
+def expected(puzzle: Puzzle, case: Case, pristine: dict) -> dict[str, np.ndarray]:
+    """The spec's outputs for `case` (from `pristine` copies of the inputs where given)."""
+    want = puzzle.spec(**_spec_args(puzzle, case, pristine))
     if not isinstance(want, dict):
         want = {puzzle.outputs[0]: want}
     return {n: np.asarray(want[n]) for n in puzzle.outputs}
@@ -64,9 +77,10 @@ def expected(puzzle: Puzzle, case: Case, pristine: dict) -> dict[str, np.ndarray
 def _judge(record: RunRecord, pristine: dict) -> None:
     """Fill `record.expected` (the spec, run once) and `record.wrong` ({output: flat indices})."""
     record.expected = expected(record.puzzle, record.case, pristine)
+    record.tol = tolerances(record.puzzle, record.case, pristine)
     record.wrong = {}
     for n, got in record.outputs.items():
-        bad = wrong_mask(record.expected[n], got, record.puzzle)
+        bad = wrong_mask(record.expected[n], got, record.puzzle, record.tol.get(n))
         if bad is not None and bad.any():
             record.wrong[n] = np.flatnonzero(bad).tolist()
 

@@ -4,10 +4,12 @@ and linked into a Numba kernel with `cuda.declare_device(..., link=...)`. One wa
 calling convention for foreign device functions (a pointer to the return value first, an int status).
 
 `<mma.h>` comes with the pip CUDA runtime headers and includes `crt/mma.h` from the pip NVCC
-headers: `include_dirs()` finds both, and `use_headers()` hands them to numba-cuda's NVRTC
+headers (or both from a toolkit, where a CUDA 13 wheel lacks crt/mma.h): `include_dirs()` finds
+them, and `use_headers()` hands them to numba-cuda's NVRTC
 (`NUMBA_CUDA_NVRTC_EXTRA_SEARCH_PATHS`). Without a GPU, `compile_check()` compiles the same source
 with NVRTC for sm_75 and returns its PTX (the `wmma.mma.sync` instruction is in it); the simulator
-cannot run C++, so the kernel itself runs on a GPU only."""
+cannot run C++, so the kernel itself runs on a GPU only. The kernel hands the C++ function its arrays'
+data pointers through a small intrinsic (no cffi)."""
 
 from __future__ import annotations
 
@@ -35,16 +37,19 @@ extern "C" __device__ int wmma_tile(int *status, const __half *a, const __half *
 
 
 def include_dirs() -> list[str]:
-    """The CUDA header folders holding mma.h (and crt/mma.h): the pip wheels', else the toolkit's."""
+    """The CUDA header folders for mma.h, the one holding `crt/mma.h` first: the pip wheels', else the
+    toolkit's (a CUDA 13 wheel can ship mma.h without crt/mma.h; then the toolkit gives both)."""
     from helpers.cpp.nvrtc import include_dirs as cuda_include_dirs
 
-    out = cuda_include_dirs("mma.h")
-    if not any(os.path.exists(os.path.join(d, "mma.h")) for d in out):
+    out = cuda_include_dirs("crt/mma.h")
+    crt = [d for d in out if os.path.exists(os.path.join(d, "crt", "mma.h"))]
+    if not crt:
         raise FileNotFoundError(
-            "mma.h not found: install the CUDA headers from pip (nvidia-cuda-runtime-cu12 and "
-            "nvidia-cuda-nvcc-cu12, which numba-cuda[cu12] brings) or set CUDA_HOME to a CUDA toolkit"
+            "crt/mma.h (which mma.h includes) not found: install the CUDA headers from pip "
+            "(nvidia-cuda-runtime-cu12 and nvidia-cuda-nvcc-cu12, which numba-cuda[cu12] brings) or set "
+            "CUDA_HOME to a CUDA toolkit"
         )
-    return out
+    return crt + [d for d in out if d not in crt]
 
 
 def source_file() -> str:
@@ -85,24 +90,39 @@ def compile_check(cc: tuple[int, int] = (7, 5)) -> str:
     return ptx.decode(errors="replace")
 
 
-def kernel():
+def _data_pointer():
+    """An intrinsic: a Numba array's data pointer, what the C++ function takes (no cffi needed)."""
+    from numba import types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def data_pointer(typingctx, arr):
+        def codegen(context, builder, signature, args):
+            return context.make_array(signature.args[0])(context, builder, args[0]).data
+
+        return types.CPointer(arr.dtype)(arr), codegen
+
+    return data_pointer
+
+
+def kernel(link: bool = True):
     """The Numba kernel calling the linked C++ function (GPU only: it compiles on first launch):
     kernel[1, 32](a, b_col_major, c) with flat arrays of 256: a and b float16 (a row-major, b
-    column-major: b.T.ravel()), c float32 (row-major)."""
-    import cffi
+    column-major: b.T.ravel()), c float32 (row-major). `link=False` declares the function without
+    the C++ file (tests compile the Numba side to PTX without a GPU)."""
     from numba import cuda, types
 
-    use_headers()
     ptr = types.CPointer
-    wmma_tile = cuda.declare_device(
-        "wmma_tile",
-        types.int32(ptr(types.float16), ptr(types.float16), ptr(types.float32)),
-        link=source_file(),
-    )
-    ffi = cffi.FFI()
+    sig = types.int32(ptr(types.float16), ptr(types.float16), ptr(types.float32))
+    if link:
+        use_headers()
+        wmma_tile = cuda.declare_device("wmma_tile", sig, link=source_file())
+    else:
+        wmma_tile = cuda.declare_device("wmma_tile", sig)
+    data_pointer = _data_pointer()
 
     @cuda.jit
     def wmma_kernel(a, b, c):
-        wmma_tile(ffi.from_buffer(a), ffi.from_buffer(b), ffi.from_buffer(c))
+        wmma_tile(data_pointer(a), data_pointer(b), data_pointer(c))
 
     return wmma_kernel
