@@ -9,12 +9,13 @@ from __future__ import annotations
 import importlib.util
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
 
 import helpers.dist as hd
-from helpers.dist import missing
+from helpers.dist import missing, watchdog
 
 
 def ring(comm, x):
@@ -175,6 +176,23 @@ def test_endless_loop_ends_with_a_message():
 
     with pytest.raises(hd.DistTimeout, match="rank 0 still runs at line"):
         hd.run(spin, 2, [(np.ones(1),)] * 2, seconds=0.3)
+
+
+def test_an_untraced_endless_loop_ends_too():
+    """Where the learner's lines are not traced (here the rank switches the tracer off), the
+    watchdog thread still ends the run, a little after the deadline."""
+
+    def untraced(comm, x):
+        sys.settrace(None)
+        while True:
+            x += 1
+
+    t0 = time.monotonic()
+    with pytest.raises(hd.DistTimeout, match="rank 0 still runs after 0.3 s: an endless loop"):
+        hd.run(untraced, 2, [(np.ones(1),)] * 2, seconds=0.3)
+    assert time.monotonic() - t0 < 0.3 + watchdog.GRACE + 3
+    assert hd.run(lambda comm: comm.rank, 2, seconds=0.01) == [0, 1]  # the next run is not hit by it
+    time.sleep(watchdog.GRACE + 0.1)  # nor is this line, after a short run's deadline would have passed
 
 
 def test_an_exception_on_a_rank_names_rank_and_line():

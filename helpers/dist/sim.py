@@ -8,6 +8,7 @@ the fix for a deadlock, a count or dtype mismatch, a buffer used before its requ
 from __future__ import annotations
 
 import linecache
+import sys
 import time
 from collections import deque
 
@@ -17,6 +18,7 @@ import numpy as np
 from .comm import NUMPY_OPS, Comm, Request, Where, caller, poison
 from .errors import BadCall, CommDeadlock, CommError, CountMismatch, DistTimeout, RankRaised, RequestNotWaited
 from .watch import Watch
+from .watchdog import Expired, Watchdog
 
 SECONDS = 10.0  # one run's deadline (a learner's endless loop ends with a message, not a hang)
 
@@ -231,6 +233,9 @@ class World:
         results = [None] * self.size
 
         def body(r):
+            # the tracer set inside the rank's own greenlet: on Python 3.11+ whether tracing is on is
+            # kept per frame stack, and greenlets have their own (set from outside, it can miss them)
+            sys.settrace(self.watch.call)
             out = fn(comms[r], *args[r]) if isinstance(args[r], (tuple, list)) else fn(comms[r], **args[r])
             self.watch.leave(r)
             if self.unwaited[r]:
@@ -244,29 +249,39 @@ class World:
             return out
 
         lets = [greenlet.greenlet(body, parent=self.main) for _ in range(self.size)]
-        with self.watch:
-            while len(self.finished) < self.size:
-                progressed = False
-                for r in range(self.size):
-                    if r in self.finished:
-                        continue
-                    w = self.waiting.get(r)
-                    if w is not None and not w[0]():
-                        continue
-                    self.current = r
-                    try:
-                        value = lets[r].switch(r) if not lets[r] else lets[r].switch()
-                    except CommError:
-                        raise
-                    except Exception as e:
-                        raise RankRaised(self.raised(r, e, fn)) from e
-                    if lets[r].dead:
-                        results[r] = value
-                        self.finished.add(r)
-                    progressed = True
-                if not progressed:
-                    raise CommDeadlock(self.deadlock_text())
+        try:
+            with Watchdog(self.seconds), self.watch:
+                self._schedule(lets, results, fn)
+        except Expired:
+            raise DistTimeout(
+                f"rank {self.current} still runs after {self.seconds:g} s: an endless loop? (Its lines "
+                "were not traced, so the line is unknown; no message is pending.)"
+            ) from None
         return results
+
+    def _schedule(self, lets: list, results: list, fn) -> None:
+        """Switch to each rank that can go on, until all finish (CommDeadlock when none can)."""
+        while len(self.finished) < self.size:
+            progressed = False
+            for r in range(self.size):
+                if r in self.finished:
+                    continue
+                w = self.waiting.get(r)
+                if w is not None and not w[0]():
+                    continue
+                self.current = r
+                try:
+                    value = lets[r].switch(r) if not lets[r] else lets[r].switch()
+                except CommError:
+                    raise
+                except Exception as e:
+                    raise RankRaised(self.raised(r, e, fn)) from e
+                if lets[r].dead:
+                    results[r] = value
+                    self.finished.add(r)
+                progressed = True
+            if not progressed:
+                raise CommDeadlock(self.deadlock_text())
 
     def raised(self, r: int, e: Exception, fn) -> str:
         """The learner's exception said with its rank and line (the deepest frame of fn's file)."""

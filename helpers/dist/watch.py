@@ -85,13 +85,13 @@ class Watch:
 
     def __enter__(self):
         self.before = sys.gettrace()
-        sys.settrace(self._call)
+        sys.settrace(self.call)
         return self
 
     def __exit__(self, *exc):
         sys.settrace(self.before)
 
-    def _call(self, frame, event, arg):
+    def call(self, frame, event, arg):
         if event == "call" and frame.f_code.co_filename == self.filename:
             return self._line
         return None
