@@ -186,6 +186,11 @@ def torch_or_reason():
         import torch
     except ImportError:
         return None, "PyTorch is not installed: its row is skipped."
+    except Exception as e:  # an install that fails on import (seen: torch 2.11 parsing its own op schema)
+        return (
+            None,
+            f"PyTorch fails on import ({type(e).__name__}: {str(e).splitlines()[0]}): its row is skipped.",
+        )
     if not torch.cuda.is_available():
         return None, "PyTorch sees no CUDA GPU: its row is skipped."
     torch.backends.cuda.matmul.allow_tf32 = False

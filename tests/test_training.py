@@ -246,7 +246,11 @@ def test_a_learners_kernel_turns_its_fusion_off(sim_engine):
 
 
 def test_graphs_need_a_gpu(sim_engine):
+    from helpers.device import STATE
     from puzzles.llm.training import graph, kernels
+
+    if STATE.gpu_present():
+        pytest.skip("a GPU is here: graphs run (the GPU batch times them)")
 
     with pytest.raises(graph.GraphError, match="need a GPU"):
         kernels.KernelBackend(CHECK, reference.init_params(CHECK, 0), graph=True)
@@ -441,7 +445,7 @@ def test_the_hold_kernel_compiles_and_reads_its_flag_afresh():
         pytest.skip("Numba's CUDA compiler is not available here: PTX not checked")
     from numba import cuda, int32
 
-    code, _ = cuda.compile_ptx(gpu_timer.wait_for_flag.py_func, (int32[::1], int32), cc=(7, 0))
+    code, _ = cuda.compile_ptx(gpu_timer.wait_for_flag.py_func, (int32[::1], int32), cc=(7, 5))
     assert "atom.global.add" in code and "nanosleep" in code
 
 
