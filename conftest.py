@@ -81,6 +81,9 @@ def pytest_xdist_make_scheduler(config, log):
     return TogetherWhatSharesWork(config, log)
 
 
+DIST_FIRST = ("test_dist.py", "test_dist_engines.py", "test_dist_scaling.py")
+
+
 def pytest_collection_modifyitems(config, items):
     """Without xdist too, a puzzle's per-puzzle tests run one after another (the checks they share
     are kept for the puzzle at hand only): each moves up behind its puzzle's first item; every other
@@ -90,5 +93,9 @@ def pytest_collection_modifyitems(config, items):
     for i, item in enumerate(items):
         puzzle = puzzle_of(item.nodeid)
         keys.append(i if puzzle is None else first.setdefault(puzzle, i))
-    order = sorted(range(len(items)), key=lambda i: (keys[i], i))
+    # The in-process ranks (tests/test_dist*.py) go first, on workers that have run no simulator yet:
+    # after a greenlet-engine kernel stopped by its wall-clock timeout, a traced greenlet of the same
+    # process can spin forever (seen in CI; repro: tests/test_dist_engines.py, the xfail below).
+    first_files = tuple(f"tests/{name}" for name in DIST_FIRST)
+    order = sorted(range(len(items)), key=lambda i: (not items[i].nodeid.startswith(first_files), keys[i], i))
     items[:] = [items[i] for i in order]

@@ -394,3 +394,39 @@ def test_a_hung_collective_times_out_naming_the_waiting_rank(tmp_path, monkeypat
         launch(2, "hung:only_rank_0", engine="mpi", timeout=4)
     text = str(info.value)
     assert "rank 0: barrier at line 4 (`comm.barrier()`)" in text and "rank 1" not in text.split("still")[1]
+
+
+KNOWN_HANG = """
+import faulthandler, sys
+import numpy as np, greenlet
+from numba import cuda
+from helpers import sim
+
+@cuda.jit
+def spin(out, forever):
+    x = 0
+    while forever or x < 3:
+        x += 1
+    out[cuda.grid(1)] = x
+
+try:
+    sim.launch(spin, 1, 4, (np.zeros(16, np.float32), True), timeout=0.3, engine="greenlet")
+except Exception:
+    pass
+faulthandler.dump_traceback_later(3, exit=True)  # the hang, if it comes, ends the process
+sys.settrace(lambda frame, event, arg: None)
+print(greenlet.greenlet(lambda: "switched").switch())
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known: after the greenlet engine stops a kernel by its wall clock "
+    "(an asynchronous exception), a traced greenlet of that process spins; the in-process "
+    "ranks trace theirs. conftest.py runs tests/test_dist*.py first for this reason.",
+)
+def test_a_traced_greenlet_after_a_simulator_timeout_runs():
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", KNOWN_HANG], capture_output=True, text=True, timeout=60)
+    assert "switched" in done.stdout, done.stderr[-500:]
