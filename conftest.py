@@ -41,10 +41,18 @@ def puzzle_of(nodeid: str) -> str | None:
     return rest.split("[", 1)[1].rstrip("]").split("-", 1)[0]
 
 
+DIST_FIRST = ("tests/test_dist.py", "tests/test_dist_engines.py", "tests/test_dist_scaling.py")
+
+
 def scope_of(nodeid: str) -> str:
     """The unit of work that runs on one xdist worker: a notebook, a file of ONE_WORKER, a puzzle's
     per-puzzle tests, else the test itself."""
     file = nodeid.split("::", 1)[0]
+    if file.endswith(DIST_FIRST):
+        # one unit, the largest, so xdist (which hands out the largest units first) starts a fresh
+        # worker on it: after a simulator wall-clock timeout a traced greenlet of the same process
+        # can spin forever (found by CI hanging; tests/test_dist_engines.py holds the strict xfail)
+        return "in-process ranks"
     if file.endswith((".ipynb", *ONE_WORKER)):
         return file
     puzzle = puzzle_of(nodeid)
@@ -81,9 +89,6 @@ def pytest_xdist_make_scheduler(config, log):
     return TogetherWhatSharesWork(config, log)
 
 
-DIST_FIRST = ("test_dist.py", "test_dist_engines.py", "test_dist_scaling.py")
-
-
 def pytest_collection_modifyitems(config, items):
     """Without xdist too, a puzzle's per-puzzle tests run one after another (the checks they share
     are kept for the puzzle at hand only): each moves up behind its puzzle's first item; every other
@@ -93,9 +98,8 @@ def pytest_collection_modifyitems(config, items):
     for i, item in enumerate(items):
         puzzle = puzzle_of(item.nodeid)
         keys.append(i if puzzle is None else first.setdefault(puzzle, i))
-    # The in-process ranks (tests/test_dist*.py) go first, on workers that have run no simulator yet:
-    # after a greenlet-engine kernel stopped by its wall-clock timeout, a traced greenlet of the same
-    # process can spin forever (seen in CI; repro: tests/test_dist_engines.py, the xfail below).
-    first_files = tuple(f"tests/{name}" for name in DIST_FIRST)
-    order = sorted(range(len(items)), key=lambda i: (not items[i].nodeid.startswith(first_files), keys[i], i))
+    # without xdist the in-process ranks go first too (see scope_of)
+    order = sorted(
+        range(len(items)), key=lambda i: (not items[i].nodeid.split("::")[0].endswith(DIST_FIRST), keys[i], i)
+    )
     items[:] = [items[i] for i in order]
