@@ -18,9 +18,7 @@ options.py (the launch's options).
 
 from __future__ import annotations
 
-import ctypes
 import gc
-import threading
 import time
 from functools import partial
 from types import FrameType
@@ -41,14 +39,11 @@ from .api import ALIASES, SimCuda
 from .memory import SimArray
 from .spaces import Spaces, bind_arg
 from .threads import BAR, DONE, GRID, RUN, SPIN, WARP, Thread, Wait
+from .wallclock import Timeout, WallClock
 
 # diagnostics held back while some threads of the block wait at a barrier: the thread that raised
 # one may have skipped that barrier, and then the divergence is the verdict (the same on every seed)
 _HELD = (E.DataRace, E.UninitializedRead, E.OutOfBounds)
-
-
-class _Timeout(BaseException):
-    """Delivered asynchronously by the watchdog; turned into Runaway."""
 
 
 class Run:
@@ -422,56 +417,32 @@ class Run:
             barriers.resolve(self, threads)
 
     def execute(self) -> "Run":
-        fired = threading.Event()
-        lock = threading.Lock()
-        finished = [False]
-        main = threading.get_ident()
-
-        def watchdog():
-            with lock:
-                if not finished[0]:
-                    fired.set()
-                    ctypes.pythonapi.PyThreadState_SetAsyncExc(
-                        ctypes.c_ulong(main), ctypes.py_object(_Timeout)
-                    )
-
         limit = self.timeout
         if self.opts.deadline is not None:  # the caller's budget for a whole check
             limit = max(0.001, min(limit or float("inf"), self.opts.deadline - time.monotonic()))
         self.timeout = limit
-        timer = threading.Timer(limit, watchdog) if limit else None
+        clock = WallClock(limit)
         # the launch allocates millions of small objects (records, actors) and no cycles worth
         # collecting before it ends: the cyclic collector would only rescan them, over and over
         gc_was = gc.isenabled()
         gc.disable()
-
-        def stop_watchdog() -> None:
-            # first thing after the run, before any handling: the watchdog can no longer fire, and
-            # one that fired withdraws what it has not delivered (else a _Timeout could land in the
-            # middle of reporting another verdict and leave the launch as itself)
-            if timer:
-                with lock:
-                    finished[0] = True
-                timer.cancel()
-                if fired.is_set():
-                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(main), None)
-
         try:
             try:
-                if timer:  # started inside the try: a deadline almost spent may fire at once
-                    timer.daemon = True
-                    timer.start()
+                clock.start()  # inside the try: a deadline almost spent may fire at once
                 if self.coop:
                     self._run_grid()
                 else:
                     for b in self.order:
                         self._run_block(b)
             finally:
-                stop_watchdog()
+                # first thing after the run, before any handling: the clock can no longer fire, and
+                # one that fired withdraws what it has not delivered (else a Timeout could land in
+                # the middle of reporting another verdict and leave the launch as itself)
+                clock.stop()
                 if gc_was:
                     gc.enable()
-        except _Timeout as e:
-            stop_watchdog()  # delivered inside the `finally` above, before the watchdog was stopped
+        except Timeout as e:
+            clock.stop()  # delivered inside the `finally` above, before the clock was stopped
             if gc_was:
                 gc.enable()
             raise self.error(
