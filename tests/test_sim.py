@@ -960,6 +960,29 @@ def test_runaway_by_steps_and_by_time():
     assert err.line in (line_of(spin, "while forever"), line_of(spin, "x += 1"))
 
 
+def test_a_wall_clock_runaway_leaves_the_process_as_it_was():
+    # no clock thread left, no tracer changed, nothing pending; that a traced call after it runs
+    # (it spun forever on CPython 3.11) is tests/test_dist_engines.py's, in a subprocess
+    import sys
+    import threading
+
+    import greenlet
+
+    from helpers.sim.greenlet.wallclock import WallClock
+
+    def clocks():
+        owners = (getattr(getattr(t, "function", None), "__self__", None) for t in threading.enumerate())
+        return [o for o in owners if isinstance(o, WallClock)]
+
+    before = (sys.gettrace(), greenlet.gettrace())
+    for _ in range(3):
+        with pytest.raises(E.Runaway, match="0.05 s"):
+            sim.launch(spin, 1, 4, (np.zeros(16, np.float32), True), timeout=0.05, engine="greenlet")
+        assert clocks() == [] and (sys.gettrace(), greenlet.gettrace()) == before
+    for _ in range(10_000):  # a Timeout left pending would land here
+        pass
+
+
 # --- KernelException, ReadOnlyWrite, Unsupported -----------------------------------------------------
 
 
