@@ -41,18 +41,10 @@ def puzzle_of(nodeid: str) -> str | None:
     return rest.split("[", 1)[1].rstrip("]").split("-", 1)[0]
 
 
-DIST_FIRST = ("tests/test_dist.py", "tests/test_dist_engines.py", "tests/test_dist_scaling.py")
-
-
 def scope_of(nodeid: str) -> str:
     """The unit of work that runs on one xdist worker: a notebook, a file of ONE_WORKER, a puzzle's
     per-puzzle tests, else the test itself."""
     file = nodeid.split("::", 1)[0]
-    if file.endswith(DIST_FIRST):
-        # one unit, the largest, so xdist (which hands out the largest units first) starts a fresh
-        # worker on it: after a simulator wall-clock timeout a traced greenlet of the same process
-        # can spin forever (found by CI hanging; tests/test_dist_engines.py holds the strict xfail)
-        return "in-process ranks"
     if file.endswith((".ipynb", *ONE_WORKER)):
         return file
     puzzle = puzzle_of(nodeid)
@@ -98,8 +90,5 @@ def pytest_collection_modifyitems(config, items):
     for i, item in enumerate(items):
         puzzle = puzzle_of(item.nodeid)
         keys.append(i if puzzle is None else first.setdefault(puzzle, i))
-    # without xdist the in-process ranks go first too (see scope_of)
-    order = sorted(
-        range(len(items)), key=lambda i: (not items[i].nodeid.split("::")[0].endswith(DIST_FIRST), keys[i], i)
-    )
+    order = sorted(range(len(items)), key=lambda i: (keys[i], i))
     items[:] = [items[i] for i in order]

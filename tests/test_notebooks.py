@@ -201,5 +201,3 @@ def test_what_shares_work_runs_on_one_worker():
         assert scope(f"{file}::test_a") == scope(f"{file}::test_b[greenlet-map]"), file
         assert 'scope="module"' in (ROOT / file).read_text(), f"{file} has no module fixture to share"
     assert scope("tests/test_sim.py::test_a[auto]") != scope("tests/test_sim.py::test_b[auto]")
-    # the in-process ranks: one unit over their files (the largest: xdist starts a fresh worker on it)
-    assert scope("tests/test_dist.py::test_a") == scope("tests/test_dist_engines.py::test_b") != scope(nb)

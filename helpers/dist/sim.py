@@ -8,7 +8,6 @@ the fix for a deadlock, a count or dtype mismatch, a buffer used before its requ
 from __future__ import annotations
 
 import linecache
-import sys
 import time
 from collections import deque
 
@@ -233,9 +232,6 @@ class World:
         results = [None] * self.size
 
         def body(r):
-            # the tracer set inside the rank's own greenlet: on Python 3.11+ whether tracing is on is
-            # kept per frame stack, and greenlets have their own (set from outside, it can miss them)
-            sys.settrace(self.watch.call)
             out = fn(comms[r], *args[r]) if isinstance(args[r], (tuple, list)) else fn(comms[r], **args[r])
             self.watch.leave(r)
             if self.unwaited[r]:

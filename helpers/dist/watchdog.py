@@ -1,6 +1,7 @@
 """A run's hard deadline, kept by a timer signal. The in-process ranks stop an endless loop on the
-learner's traced lines (World.tick); where those lines are not traced (another tool took the
-tracer, the loop sits in a library) this still ends the run: SIGALRM's handler raises `Expired` in
+learner's traced lines (World.tick), those of the checked function's own file; where the loop is
+not traced (in a helper from another notebook cell, which is another file; in a library; another
+tool took the tracer) this still ends the run: SIGALRM's handler raises `Expired` in
 whichever rank is running, and World.run turns it into a DistTimeout. Signals reach only the main
 thread (where notebook cells and pytest run); elsewhere the traced deadline is the only one."""
 
