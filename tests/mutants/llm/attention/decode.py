@@ -24,7 +24,12 @@ DECODE = [
         WRONG,  # attends over every row of the cache, stale ones included
         ("range(t, pos + 1, DB)", "range(t, k_cache.shape[2], DB)"),
     ),
-    M(ad, "decode_no_scale", WRONG, ("scale = np.float32(1.0) / math.sqrt(np.float32(hs))", "scale = np.float32(1.0)")),
+    M(
+        ad,
+        "decode_no_scale",
+        WRONG,
+        ("scale = np.float32(1.0) / math.sqrt(np.float32(hs))", "scale = np.float32(1.0)"),
+    ),
     M(
         ad,
         "decode_no_max_subtraction",
