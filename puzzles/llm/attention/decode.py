@@ -58,8 +58,9 @@ def _shapes(rng):
     wrong answer there, not an out-of-bounds write) and two heads (a wrong head stride shows)."""
     t1 = int(rng.integers(2 * DB + 3, 3 * DB))
     t3 = int(rng.integers(2 * DB + 2, 3 * DB + 2))
+    hs1, pos1 = int(rng.integers(DB + 1, MAX_D + 1)), int(rng.integers(DB + 1, t1 - 2))
     return [
-        (2, int(rng.integers(2, 4)), int(rng.integers(DB + 1, MAX_D + 1)), t1, int(rng.integers(DB + 1, t1 - 2)), 0),
+        (2, int(rng.integers(2, 4)), hs1, t1, pos1, 0),
         (1, 1, int(rng.integers(1, 6)), int(rng.integers(2, DB)), 0, 0),  # the first token: only itself
         (1, 2, int(rng.integers(2, 9)), t3, t3 - 1, 1),  # a full cache; scores up to S_MAX
         (int(rng.integers(1, 3)), 2, MAX_D, 2 * DB + 1, 2 * DB - 1, 0),  # pos + 1 a multiple of DB

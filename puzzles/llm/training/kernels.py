@@ -17,6 +17,7 @@ How each op is launched (grids, the stream, fused or not, the timing of a profil
 """
 
 import math
+from contextlib import nullcontext
 
 import numpy as np
 from numba import cuda
@@ -32,13 +33,15 @@ from puzzles.llm.small_ops.crossentropy import crossentropy_softmax_backward
 from puzzles.llm.small_ops.embedding import embedding_backward_atomic, embedding_forward
 from puzzles.llm.small_ops.gelu import gelu_backward, gelu_forward
 from puzzles.llm.small_ops.residual import residual_add
+from puzzles.llm.small_ops.sf_adamw import sf_adamw
 from puzzles.llm.softmax_layernorm.layernorm import layernorm_forward
 from puzzles.llm.softmax_layernorm.layernorm_grad import layernorm_backward
 from puzzles.llm.training import fused as fused_kernels
 from puzzles.llm.training import reference
 from puzzles.llm.training.launches import EW, SPLIT_ROWS_GPU, Launches, _b
-from puzzles.llm.training.loop import first_non_finite, raise_non_finite
+from puzzles.llm.training.loop import check_optimizer, first_non_finite, raise_non_finite
 from puzzles.llm.training.reference import LAYER, Config
+from puzzles.llm.training.schedule_free import FlatScheduleFree
 
 # every kernel the model launches, by function name: the course's solutions
 COURSE = {
@@ -47,7 +50,7 @@ COURSE = {
         embedding_forward, layernorm_forward, linear, split_heads, attn_scores, attn_softmax, attn_pv,
         merge_heads, residual_add, gelu_forward, matmul_nt, crossentropy_softmax_backward,
         matmul_tn_split, bias_grad_atomic, gelu_backward, layernorm_backward, attn_backward_dp,
-        softmax_backward, attn_backward_qkv, embedding_backward_atomic, adamw,
+        softmax_backward, attn_backward_qkv, embedding_backward_atomic, adamw, sf_adamw,
     )
 }  # fmt: skip
 
@@ -115,7 +118,7 @@ class KernelBackend(Launches):
 
     def __init__(
         self, cfg: Config, params: dict, kernels: dict | None = None, tile: int = 4, fused: bool = False,
-        graph: bool = False, **adam,
+        graph: bool = False, optimizer: str = "adamw", warmup: int = 0, **adam,
     ):  # fmt: skip
         self.cfg, self.tile = cfg, tile
         self.adam = {**reference.ADAM, **adam}
@@ -155,6 +158,8 @@ class KernelBackend(Launches):
             self.g[n] = self.gflat[off : off + size].reshape(shapes[n])
             off += size
         self.t = 0
+        check_optimizer(optimizer)
+        self.sf = FlatScheduleFree(self, warmup) if optimizer == "sf-adamw" else None  # y = self.flat
         self._acts, self._by_shape = {}, {}
         self.stream, self.graph, self._graphs, self.prof = None, None, {}, None
         if graph:
@@ -358,7 +363,13 @@ class KernelBackend(Launches):
         self._forward_backward(tokens, targets)
         self._adamw(lr)
 
+    def eval_weights(self):
+        """The weights to evaluate and sample with in self.p: x for schedule-free AdamW."""
+        return self.sf.evaluating() if self.sf is not None else nullcontext()
+
     def _adamw(self, lr):
+        if self.sf is not None:
+            return self.sf.launch(lr)
         self.t += 1
         o = {k: np.float32(v) for k, v in self.adam.items()}
         self._ew(
@@ -367,15 +378,18 @@ class KernelBackend(Launches):
         )  # fmt: skip
 
     def loss(self, tokens, targets):
-        losses, _ = self.forward(tokens, targets)
-        return float(self._host(losses).astype(np.float64).mean())
+        with self.eval_weights():
+            losses, _ = self.forward(tokens, targets)
+            return float(self._host(losses).astype(np.float64).mean())
 
     def logits(self, tokens):
         B, T = tokens.shape
-        return self._host(self.forward(tokens, None)[1]).reshape(B, T, self.cfg.V)
+        with self.eval_weights():
+            return self._host(self.forward(tokens, None)[1]).reshape(B, T, self.cfg.V)
 
     def host_params(self):
-        return {n: self._host(self.p[n]) for n in self.order}
+        with self.eval_weights():
+            return {n: self._host(self.p[n]) for n in self.order}
 
 
 def non_finite_grads(grads: dict):
