@@ -166,7 +166,7 @@ def main(argv=None) -> int:
         ok = True
         if args.warmup < 0 or (args.warmup and args.optimizer != "sf-adamw"):
             raise loop.TrainingError(
-                f"--warmup {args.warmup}: a step count >= 0, for --optimizer sf-adamw only"
+                f"--warmup {args.warmup}: give a step count >= 0, with --optimizer sf-adamw only"
             )
         if args.optimizer != "adamw" and args.torch_compare:
             raise loop.TrainingError(
