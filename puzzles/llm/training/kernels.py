@@ -50,9 +50,10 @@ COURSE = {
         embedding_forward, layernorm_forward, linear, split_heads, attn_scores, attn_softmax, attn_pv,
         merge_heads, residual_add, gelu_forward, matmul_nt, crossentropy_softmax_backward,
         matmul_tn_split, bias_grad_atomic, gelu_backward, layernorm_backward, attn_backward_dp,
-        softmax_backward, attn_backward_qkv, embedding_backward_atomic, adamw, sf_adamw,
+        softmax_backward, attn_backward_qkv, embedding_backward_atomic, adamw,
     )
 }  # fmt: skip
+OPTIMIZERS = {"sf_adamw": sf_adamw}  # launched instead of adamw with optimizer="sf-adamw"; yours too
 
 
 @cuda.jit
@@ -123,10 +124,10 @@ class KernelBackend(Launches):
         self.cfg, self.tile = cfg, tile
         self.adam = {**reference.ADAM, **adam}
         self.yours = dict(kernels or {})
-        unknown = set(self.yours) - set(COURSE)
+        unknown = set(self.yours) - set(COURSE) - set(OPTIMIZERS)
         if unknown:
             raise KeyError(f"no kernel of the model is called {sorted(unknown)}; the names: {sorted(COURSE)}")
-        self.k = {**COURSE, **self.yours}
+        self.k = {**COURSE, **OPTIMIZERS, **self.yours}
         # a fused kernel stands in only where every op it fuses is the course's
         self.fused = {
             n: k for n, k in fused_kernels.FUSED.items()
