@@ -159,3 +159,21 @@ def test_the_cli_samples_through_the_cache_and_trains_schedule_free(capsys):
     assert train.main(["--size", "check", "--sample-speed"]) == 0
     out = capsys.readouterr().out
     assert "tokens the same (greedy and sampled)" in out and "kv cache" in out
+
+
+def test_the_decode_kernel_at_gpu_sizes_on_the_simulator(sim_engine):
+    """KernelDecoder's GPU copy (a warp a block, head size 32 as the medium model's) on the simulator."""
+    from numba import cuda
+
+    from helpers import timing
+    from puzzles.llm.attention import decode as op
+
+    kern = timing.specialize(op.attn_decode, DB=32, MAX_D=32)
+    k, v, qkv = op.decode_inputs(np.random.default_rng(0), 2, 2, 32, 50, 37, 0)
+    want = op.decode_spec(k, v, qkv, 37)
+    y, dk, dv = cuda.to_device(np.zeros((2, 64), np.float32)), cuda.to_device(k), cuda.to_device(v)
+    kern[(2, 2), 32](y, dk, dv, cuda.to_device(qkv), 37)
+    assert np.allclose(y.copy_to_host(), want["y"], rtol=1e-4, atol=3e-4)
+    assert np.array_equal(dk.copy_to_host(), want["k_cache"]) and np.array_equal(
+        dv.copy_to_host(), want["v_cache"]
+    )

@@ -43,7 +43,8 @@ from puzzles.llm.attention import *  # its constants (the tiled kernel's are exp
 
 # TPB = 8: naive kernels, threads per block along each axis; BR = 8: FlashAttention-style, queries
 # per block (one thread each); BC = 4: keys per tile of K and V in shared memory; MAX_D = 16: the
-# largest head dimension in the puzzles (local and shared arrays); NEG_INF: the score of a hidden key
+# largest head dimension in the puzzles (local and shared arrays); NEG_INF: the score of a hidden key;
+# DB = 8: the decode kernel's threads per block
 
 # %% [markdown]
 # ## Naive attention: three kernels
@@ -463,14 +464,14 @@ puzzles.check("llm3_attn_decode", attn_decode)
 # %%
 @cuda.jit
 def decode_one_row_too_far(y, k_cache, v_cache, qkv, pos):
-    sm = cuda.shared.array(la.DB, numba.float32)
-    sl = cuda.shared.array(la.DB, numba.float32)
-    sacc = cuda.shared.array((la.DB, MAX_D), numba.float32)
+    sm = cuda.shared.array(DB, numba.float32)
+    sl = cuda.shared.array(DB, numba.float32)
+    sacc = cuda.shared.array((DB, MAX_D), numba.float32)
     acc = cuda.local.array(MAX_D, numba.float32)
     h, b, t = cuda.blockIdx.x, cuda.blockIdx.y, cuda.threadIdx.x
     NH, hs = k_cache.shape[1], k_cache.shape[3]
     C = NH * hs
-    for c in range(t, hs, la.DB):
+    for c in range(t, hs, DB):
         k_cache[b, h, pos, c] = qkv[b, C + h * hs + c]
         v_cache[b, h, pos, c] = qkv[b, 2 * C + h * hs + c]
     cuda.syncthreads()
@@ -479,7 +480,7 @@ def decode_one_row_too_far(y, k_cache, v_cache, qkv, pos):
         acc[c] = 0.0
     m = NEG_INF
     lsum = np.float32(0.0)
-    for j in range(t, pos + 2, la.DB):  # pos + 1 is not this sequence's
+    for j in range(t, pos + 2, DB):  # pos + 1 is not this sequence's
         x = np.float32(0.0)
         for c in range(hs):
             x += qkv[b, h * hs + c] * scale * k_cache[b, h, j, c]
@@ -495,13 +496,13 @@ def decode_one_row_too_far(y, k_cache, v_cache, qkv, pos):
     for c in range(hs):
         sacc[t, c] = acc[c]
     cuda.syncthreads()
-    for c in range(t, hs, la.DB):
+    for c in range(t, hs, DB):
         mx = sm[0]
-        for r in range(1, la.DB):
+        for r in range(1, DB):
             mx = max(mx, sm[r])
         total = np.float32(0.0)
         o = np.float32(0.0)
-        for r in range(la.DB):
+        for r in range(DB):
             w = math.exp(sm[r] - mx)
             total += sl[r] * w
             o += sacc[r, c] * w
