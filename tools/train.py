@@ -12,6 +12,9 @@
     python -m tools.train --device gpu --fused --graph --steps 300    # train with the fast path
     python -m tools.train --device gpu --report DIR   # all three above, unattended: DIR/gradcheck.json,
                                                       # DIR/train.json, DIR/loss.png, DIR/speed.json
+    python -m tools.train --optimizer sf-adamw --warmup 20   # schedule-free AdamW (validation uses x)
+    python -m tools.train --kv-cache                  # sample through a KV cache (the same tokens)
+    python -m tools.train --device gpu --sample-speed # tokens/s of sampling, with and without the cache
 
 --torch-compare runs the same model in PyTorch (FP32, TF32 off) from the same initial weights on the
 same batches: the first 10 losses must agree within LOSS_TOL, the final validation losses within
@@ -59,6 +62,14 @@ def parse(argv):
     ap.add_argument("--profile", action="store_true", help="time a step's launches, kernel by kernel")
     ap.add_argument("--fused", action="store_true", help="the fused kernels (puzzles/llm/training/fused.py)")
     ap.add_argument("--graph", action="store_true", help="GPU: replay forward+backward as a CUDA graph")
+    ap.add_argument(
+        "--optimizer", choices=("adamw", "sf-adamw"), default="adamw", help="sf-adamw: schedule-free AdamW"
+    )
+    ap.add_argument("--warmup", type=int, default=0, help="sf-adamw: linear warmup steps")
+    ap.add_argument("--kv-cache", action="store_true", help="sample through a KV cache (same tokens)")
+    ap.add_argument(
+        "--sample-speed", action="store_true", help="time sampling with and without the KV cache and exit"
+    )
     ap.add_argument("--json", default=None)
     ap.add_argument("--plot", default=None, help="save the loss curve (PNG)")
     ap.add_argument(
@@ -81,11 +92,11 @@ def free_bytes(device):
 def backend_for(args, cfg, params):
     from puzzles.llm.training import kernels, loop
 
+    opt = dict(optimizer=args.optimizer, warmup=args.warmup) if args.optimizer != "adamw" else {}
     if args.device == "cpu":
-        return loop.NumpyBackend(cfg, params)
-    return kernels.KernelBackend(
-        cfg, params, tile=args.tile if args.device == "gpu" else 4, fused=args.fused, graph=args.graph
-    )
+        return loop.NumpyBackend(cfg, params, **opt)
+    tile = args.tile if args.device == "gpu" else 4
+    return kernels.KernelBackend(cfg, params, tile=tile, fused=args.fused, graph=args.graph, **opt)
 
 
 def select_engine(device):
@@ -153,7 +164,21 @@ def main(argv=None) -> int:
         )
         tokens = data.load_tokens(args.data) if not args.gradcheck else None
         ok = True
-        if args.gradcheck:
+        if args.warmup < 0 or (args.warmup and args.optimizer != "sf-adamw"):
+            raise loop.TrainingError(
+                f"--warmup {args.warmup}: give a step count >= 0, with --optimizer sf-adamw only"
+            )
+        if args.optimizer != "adamw" and args.torch_compare:
+            raise loop.TrainingError(
+                "--torch-compare runs PyTorch's AdamW: it compares with --optimizer adamw only (run the "
+                "two optimizers separately and compare their validation losses)"
+            )
+        if args.sample_speed:
+            from tools.train_sample import sample_speed
+
+            out["sample_speed"] = sample_speed(args, cfg)
+            ok = out["sample_speed"]["same_tokens"]
+        elif args.gradcheck:
             from puzzles.llm.training import kernels
 
             t0 = time.perf_counter()
@@ -177,13 +202,15 @@ def main(argv=None) -> int:
         else:
             params = reference.init_params(cfg, args.seed)
             kw = dict(steps=args.steps, B=args.batch, seed=args.seed, lr=args.lr, eval_every=args.eval_every)
-            kw.update(sample_chars=args.sample_chars, tokens=tokens)
+            kw.update(sample_chars=args.sample_chars, tokens=tokens, kv=args.kv_cache)
             run = loop.train(backend_for(args, cfg, params), cfg, **kw)
             out["run"] = run.summary()
             print(
                 f"{run.backend}: {args.steps} steps in {run.seconds:.1f} s, "
                 f"{out['run']['tokens_per_s']:.0f} tokens/s"
             )
+            if run.val:
+                print(f"final validation loss ({args.optimizer}): {run.val[-1][1]:.4f}")
             t = out["run"]["seconds_to_target_val"]
             reached = f"reached after {t:.1f} s of training" if t else f"not reached in {args.steps} steps"
             print(f"validation loss {loop.TARGET_VAL}: {reached}")
@@ -197,6 +224,9 @@ def main(argv=None) -> int:
             if args.plot:
                 loop.loss_curve(runs, args.plot)
                 print(f"loss curve: {args.plot}")
+    except kv_cache_error() as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     except data.DataMissing as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -208,6 +238,12 @@ def main(argv=None) -> int:
             json.dump(out, f, indent=1, default=float)
         print(f"results: {args.json}")
     return 0 if ok else 1
+
+
+def kv_cache_error():
+    from puzzles.llm.training.kv_cache import CacheError
+
+    return CacheError
 
 
 def torch_compare(args, cfg, params, kw, run):

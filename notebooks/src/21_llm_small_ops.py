@@ -8,7 +8,8 @@
 #    softmax, so that the probabilities are never written to memory;
 # 2. **GELU** (the tanh approximation GPT-2 uses), forward and backward, and the **residual add**:
 #    element-wise kernels with a grid-stride loop;
-# 3. **AdamW**, one kernel that updates every parameter of the model in one launch;
+# 3. **AdamW**, one kernel that updates every parameter of the model in one launch, and
+#    **schedule-free AdamW**, which needs no learning-rate schedule;
 # 4. the **embeddings**: token plus position forward, and a backward pass where repeated tokens
 #    collide: atomics first, then a **deterministic** version by buckets.
 #
@@ -237,6 +238,65 @@ def adamw_step_from_zero(
 with warnings.catch_warnings():  # the simulator's float32 divides by zero, quietly
     warnings.simplefilter("ignore", RuntimeWarning)
     expect_failure(WrongAnswer, puzzles.check, "llm2_adamw", adamw_step_from_zero, seed=0)
+
+# %% [markdown]
+# ## Schedule-free AdamW
+#
+# AdamW reaches its best loss only with a learning-rate **schedule**: a warmup, then a decay to zero
+# at a step count fixed before the run starts. Stop early and the decay has not happened; train
+# longer and you must start again. Schedule-free AdamW (Defazio et al., 2024, "The Road Less
+# Scheduled") needs no schedule. It keeps two sequences per parameter: `z` takes plain steps at a
+# constant learning rate, and `x` is a running average of the `z`'s, weighted by `lr_t^2` so that the
+# small warmup steps count less (`c = lr_t^2 / sum_i lr_i^2`). Averaging does what the decay did: it
+# damps the noise of the late steps. Each gradient is taken at `y = (1 - beta1) z + beta1 x`, a
+# point between them, which gives the effect of momentum without a first moment `m`: `beta1` is now
+# an interpolation weight.
+#
+# Adam's second moment `v` stays, with its bias correction folded into the step size:
+# `lr_t = lr * min(1, t / warmup) * sqrt(1 - beta2^t)`. Weight decay is decoupled as in AdamW, and
+# taken at `y`, where the gradient was. **Evaluate at `x`**: validation, sampling and the saved
+# model use `x`; `y` is only where gradients are taken (notebook 25 trains with it and compares the
+# loss curves). The same flat buffer and grid-stride loop as AdamW: four arrays in (`z`, `x`, `v`, the
+# gradient), four out (`y`, `z`, `x`, `v`). The host keeps `weight_sum`, the sum of `lr_i^2` so far.
+
+# %% [markdown] statement:llm2_sf_adamw
+
+# %% kernel:llm2_sf_adamw
+
+# %%
+puzzles.check("llm2_sf_adamw", sf_adamw)
+
+# %% [markdown]
+# The slip of a learner who knows Adam: taking the next gradient at `z` (the sequence that steps)
+# instead of at `y`. The update of `z` and `x` is right; the parameters handed to the model are not.
+
+
+# %%
+@cuda.jit
+def sf_adamw_gradient_at_z(
+    y_out, z_out, x_out, v_out, z, x, v, grads, lr, beta1, beta2, eps, weight_decay, step, warmup,
+    weight_sum, n_decay, n,
+):  # fmt: skip
+    sched = min(1.0, step / warmup) if warmup > 0 else 1.0
+    lr_t = lr * sched * math.sqrt(1.0 - beta2**step)
+    c = np.float32(lr_t * lr_t / weight_sum)
+    b1 = np.float32(beta1)
+    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+        zi = z[i]
+        xi = x[i]
+        g = grads[i]
+        y = (np.float32(1.0) - b1) * zi + b1 * xi
+        vi = np.float32(beta2) * v[i] + np.float32(1.0 - beta2) * g * g
+        wd = np.float32(weight_decay) if i < n_decay else np.float32(0.0)
+        zn = zi - np.float32(lr_t) * (g / (math.sqrt(vi) + np.float32(eps)) + wd * y)
+        xn = (np.float32(1.0) - c) * xi + c * zn
+        y_out[i] = zn  # the model gets z: its next gradient is taken at the wrong point
+        z_out[i] = zn
+        x_out[i] = xn
+        v_out[i] = vi
+
+
+expect_failure(WrongAnswer, puzzles.check, "llm2_sf_adamw", sf_adamw_gradient_at_z, seed=0)
 
 # %% [markdown]
 # ## Embeddings

@@ -43,7 +43,8 @@ from puzzles.llm.attention import *  # its constants (the tiled kernel's are exp
 
 # TPB = 8: naive kernels, threads per block along each axis; BR = 8: FlashAttention-style, queries
 # per block (one thread each); BC = 4: keys per tile of K and V in shared memory; MAX_D = 16: the
-# largest head dimension in the puzzles (local and shared arrays); NEG_INF: the score of a hidden key
+# largest head dimension in the puzzles (local and shared arrays); NEG_INF: the score of a hidden key;
+# DB = 8: the decode kernel's threads per block
 
 # %% [markdown]
 # ## Naive attention: three kernels
@@ -427,6 +428,93 @@ for version, (reads, writes) in la.counted_accesses(t=32, d=8, causal=1).items()
 # instead of `T` times, never writes a score, and allocates nothing beyond its output: the memory it
 # needs is independent of `T`. The forward pass pays nothing for this; in the backward pass
 # FlashAttention recomputes the scores from `Q` and `K` instead of storing them, for the same reason.
+#
+# ## Decode: one new token over a KV cache
+#
+# Everything above is attention for a whole sequence at once, as training runs it. Generating text
+# is different: each step adds **one** token, and its query must see every earlier token's key and
+# value. Those never change (a token sees only the tokens before it), so a server keeps them: the
+# **KV cache**, `(B, NH, TMAX, hs)` per layer for keys and as much for values. A step then computes the
+# new token's `q`, `k`, `v`, appends `k` and `v` at its position `pos`, and computes one row of
+# attention over rows `0 .. pos`: `O(pos hs)` work, where recomputing the whole prefix is `O(pos^2 hs)`.
+#
+# One query per head is little parallel work: `B * NH` rows in all. So a block of threads shares one
+# head's row, each thread taking every `DB`-th cached key with its own online softmax, and the
+# block **merges** the threads' partial states `(m, l, acc)` in shared memory: with `M` the largest
+# `m`, `l = sum l_t exp(m_t - M)` and `acc = sum acc_t exp(m_t - M)`. The merge is exact, which is
+# what flash-decoding builds on: for a long cache and few heads it splits the cache over **blocks**
+# too and merges their states the same way, through global memory.
+#
+# What must be right: rows past `pos` are stale (left from an earlier, longer text) and must not be
+# read; the new key goes to row `pos` before anyone reads it (a barrier); the head's slice of the
+# QKV row is at `h * hs` in each of its three thirds.
+
+# %% [markdown] statement:llm3_attn_decode
+
+# %% kernel:llm3_attn_decode
+
+# %%
+puzzles.check("llm3_attn_decode", attn_decode)
+
+# %% [markdown]
+# Running one row too far reads a stale cache row into the softmax. The checker fills the rows past
+# `pos` with junk, as a server's cache holds after a longer request:
+
+
+# %%
+@cuda.jit
+def decode_one_row_too_far(y, k_cache, v_cache, qkv, pos):
+    sm = cuda.shared.array(DB, numba.float32)
+    sl = cuda.shared.array(DB, numba.float32)
+    sacc = cuda.shared.array((DB, MAX_D), numba.float32)
+    acc = cuda.local.array(MAX_D, numba.float32)
+    h, b, t = cuda.blockIdx.x, cuda.blockIdx.y, cuda.threadIdx.x
+    NH, hs = k_cache.shape[1], k_cache.shape[3]
+    C = NH * hs
+    for c in range(t, hs, DB):
+        k_cache[b, h, pos, c] = qkv[b, C + h * hs + c]
+        v_cache[b, h, pos, c] = qkv[b, 2 * C + h * hs + c]
+    cuda.syncthreads()
+    scale = np.float32(1.0) / math.sqrt(np.float32(hs))
+    for c in range(hs):
+        acc[c] = 0.0
+    m = NEG_INF
+    lsum = np.float32(0.0)
+    for j in range(t, pos + 2, DB):  # pos + 1 is not this sequence's
+        x = np.float32(0.0)
+        for c in range(hs):
+            x += qkv[b, h * hs + c] * scale * k_cache[b, h, j, c]
+        m_new = max(m, x)
+        alpha = math.exp(m - m_new)
+        p = math.exp(x - m_new)
+        lsum = lsum * alpha + p
+        for c in range(hs):
+            acc[c] = acc[c] * alpha + p * v_cache[b, h, j, c]
+        m = m_new
+    sm[t] = m
+    sl[t] = lsum
+    for c in range(hs):
+        sacc[t, c] = acc[c]
+    cuda.syncthreads()
+    for c in range(t, hs, DB):
+        mx = sm[0]
+        for r in range(1, DB):
+            mx = max(mx, sm[r])
+        total = np.float32(0.0)
+        o = np.float32(0.0)
+        for r in range(DB):
+            w = math.exp(sm[r] - mx)
+            total += sl[r] * w
+            o += sacc[r, c] * w
+        y[b, h * hs + c] = o / total
+
+
+expect_failure(WrongAnswer, puzzles.check, "llm3_attn_decode", decode_one_row_too_far, seed=0)
+
+# %% [markdown]
+# Notebook 25 generates text with this kernel: `puzzles/llm/training/kv_cache.py` runs the model one
+# token at a time with a cache per layer and checks that it draws the same tokens as recomputing the
+# whole prefix for every token.
 #
 # ## Measure it
 #

@@ -23,6 +23,7 @@
 
 # %%
 import math
+import time
 
 import numpy as np
 from numba import cuda
@@ -31,7 +32,7 @@ import puzzles
 from helpers import timing
 from puzzles.llm import backward as bw
 from puzzles.llm.small_ops import GELU_C, GELU_K
-from puzzles.llm.training import data, kernels, loop, reference
+from puzzles.llm.training import data, kernels, kv_cache, loop, reference
 
 on_gpu = timing.skip_reason() is None
 
@@ -170,6 +171,79 @@ else:
 # %%
 runs = [run] + ([truns] if torch is not None else [])
 loop.loss_curve(runs)
+
+# %% [markdown]
+# ## Sampling through a KV cache
+#
+# The samples above come from `reference.sample`, which for every new byte runs the model over the
+# whole text so far: the `s`-th byte costs a forward pass over `s` positions, and the keys and values
+# of the earlier bytes are recomputed every time, though they never change (a byte sees only the
+# bytes before it). `kv_cache.generate` keeps them: per layer a cache of keys and values, and each
+# step runs **one** byte through the model (its query, key and value, one row of attention over the
+# cache with notebook 22's decode kernel `llm3_attn_decode` on a GPU, its MLP). The draws are the same
+# random numbers on the same probabilities, so the text must be the same. Checked below: the same
+# bytes (greedy and sampled), and each step's logits equal to the full forward pass's within `1e-4`.
+#
+# GPT-2's positions are learned for `T` places, so the cache holds at most `T` bytes; past that,
+# `reference.sample` slides its window and every byte changes position, so nothing cached stays
+# valid: `generate` then recomputes the window as `reference.sample` does, and the cache pays for the
+# first `T` bytes. (`python -m tools.train --kv-cache` samples this way; `--sample-speed` times both.)
+
+# %%
+prompt = data.encode("\n")
+n_new = cfg.T - len(prompt)  # inside the context: every byte is one decode step
+t0 = time.perf_counter()
+slow = reference.sample(model.logits, prompt, n_new, cfg.T, seed=1)
+t1 = time.perf_counter()
+steps = []
+fast = kv_cache.generate(kv_cache.decoder_for(model), prompt, n_new, cfg.T, seed=1, logits_out=steps)
+t2 = time.perf_counter()
+full = model.logits(np.concatenate([prompt, fast])[None, : cfg.T].astype(np.int32))[0]
+gap = max(np.abs(full[i] - z).max() for i, z in enumerate(steps))
+greedy_same = np.array_equal(
+    reference.sample(model.logits, prompt, n_new, cfg.T, temperature=0),
+    kv_cache.generate(kv_cache.decoder_for(model), prompt, n_new, cfg.T, temperature=0),
+)
+print(f"{n_new} bytes: recomputing {n_new / (t1 - t0):.0f} bytes/s, KV cache {n_new / (t2 - t1):.0f} bytes/s")
+print(f"same bytes: sampled {np.array_equal(slow, fast)}, greedy {greedy_same}; largest logit gap {gap:.1e}")
+print(repr(data.decode(fast)))
+assert np.array_equal(slow, fast) and greedy_same and gap <= 1e-4
+
+# %% [markdown]
+# At this size the model is a few small matrix products per byte and the saving is small; it grows
+# with the context (the recomputing sampler's work per byte grows with it, the cache's barely) and
+# with the model. On a GPU each decode step is about ten launches a layer for one token, so the step
+# is bound by the host's launches as training was (`--sample-speed` measures both on the GPU).
+#
+# ## Schedule-free AdamW
+#
+# Notebook 21's last optimizer rung, `llm2_sf_adamw`, in the loop (`optimizer="sf-adamw"`): no
+# learning-rate schedule, a short linear warmup, and the loss judged at the **average `x`**, not at
+# the point `y` where the gradients are taken. `loop.NumpyBackend` and `kernels.KernelBackend`
+# validate and sample at `x`; with AdamW there is one set of weights, with schedule-free AdamW the
+# model you keep is `x`. Below: the same small model, data and batches, 150 steps each of AdamW at
+# the learning rate used above and of schedule-free AdamW at the same rate and at twice it (the paper
+# finds it wants a larger rate than AdamW). The validation loss is measured every 15 steps on the
+# same batches. Each schedule-free training curve is the loss at `y` (where the step's gradient was
+# taken), its validation points the loss at `x`. About a second on a CPU; `python -m tools.train
+# --optimizer sf-adamw --warmup 10` runs the same on the command line, on any device. A run this
+# short and this small says little about which optimizer is better at scale; what it shows is the
+# mechanics: the same start, and a schedule-free run that keeps improving at a constant rate.
+
+# %%
+small = reference.Config(L=1, C=16, NH=2, T=16)
+curves = []
+for label, opt, rate in (
+    ("AdamW, lr 1e-2", {}, 1e-2),
+    ("schedule-free AdamW, lr 1e-2", dict(optimizer="sf-adamw", warmup=10), 1e-2),
+    ("schedule-free AdamW, lr 2e-2", dict(optimizer="sf-adamw", warmup=10), 2e-2),
+):
+    be = loop.NumpyBackend(small, reference.init_params(small, 0), **opt)
+    r = loop.train(be, small, steps=150, B=4, lr=rate, eval_every=15, sample_chars=0, log=lambda s: None)
+    r.backend = label
+    curves.append(r)
+    print(f"{label:30s} validation loss after 150 steps {r.val[-1][1]:.3f}")
+loop.loss_curve(curves)
 
 # %% [markdown]
 # ## What a GPU adds

@@ -3,6 +3,7 @@
     naive.py           llm3_attn_scores, llm3_attn_softmax, llm3_attn_pv (+ attention_naive, the pipeline)
     flash.py           llm3_attn_row (fused per query), llm3_attn_flash (K/V tiles in shared memory)
     flash_tiled.py     llm3_attn_flash_tiled (register tiles: what the GPU runs)
+    decode.py          llm3_attn_decode (one new token over a KV cache: generation's attention)
     memory_traffic.py  each version's global-memory bytes, as formulas and as counted in the trace
     common.py          constants, the float64 truth, the inputs and the tolerance (derived there)
     bench.py           benchmark() and GOAL (torch's FP32 SDPA as the ceiling)
@@ -20,6 +21,8 @@ The ladder:
    Global reads of K and V drop by a factor BR; the score matrix is never materialised.
 4. register tiles: a TY x TX grid of threads per block, each owning RM queries, RN keys of a tile and
    RD output columns, rows combined with shuffles (the kernel the GPU benchmark runs).
+5. decode (the serving side): one new query per (sequence, head) over a KV cache; a block's threads
+   split the cached rows and merge their online-softmax states in shared memory.
 
 The names below are re-exported for the notebooks (`la.<name>`) and the tests;
 `from puzzles.llm.attention import *` gives the constants only, never a kernel.
@@ -41,6 +44,7 @@ from puzzles.llm.attention.common import (
     attention_spec,
     scores_spec,
 )
+from puzzles.llm.attention.decode import DB, attn_decode, decode_spec
 from puzzles.llm.attention.flash import attn_flash, attn_row, flash_cases
 from puzzles.llm.attention.flash_tiled import (
     FB_C,
@@ -96,4 +100,5 @@ __all__ = [
     "NEG_INF32",
     "ZERO32",
     "NONNEG",
+    "DB",
 ]

@@ -5,6 +5,7 @@ ladder per file.
     gelu.py           llm2_gelu_forward, llm2_gelu_backward
     residual.py       llm2_residual_add
     adamw.py          llm2_adamw
+    sf_adamw.py       llm2_sf_adamw (schedule-free AdamW: no learning-rate schedule; evaluate at x)
     embedding.py      llm2_embedding_forward, llm2_embedding_backward_atomic, _buckets (deterministic)
     common.py         launch constants, unit roundoff, the element-wise sizes
     bench.py          benchmark(), GOAL, GOALS and goals(rows)

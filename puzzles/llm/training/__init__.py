@@ -13,6 +13,9 @@ checked against a float64 NumPy reference, trained on four plays of Shakespeare.
     gpu_timer.py    each launch's GPU time in a step (the profile), and the checks that it is real
     gradcheck.py    every parameter's gradient, kernels against float64, with the derived tolerance
     loop.py         the training loop, validation loss, samples, the loss curve, the clear errors
+    kv_cache.py     sampling through a KV cache (one token a step; NumPy or the kernels with the decode
+                    kernel llm3_attn_decode), the same tokens as reference.sample
+    schedule_free.py  schedule-free AdamW in the loop (optimizer="sf-adamw"; validation and samples at x)
     torch_model.py  the same model in PyTorch from the same weights (imported only when asked for),
                     eager, compiled, and its two CUDA-graph forms
 

@@ -17,6 +17,7 @@ How each op is launched (grids, the stream, fused or not, the timing of a profil
 """
 
 import math
+from contextlib import nullcontext
 
 import numpy as np
 from numba import cuda
@@ -32,13 +33,15 @@ from puzzles.llm.small_ops.crossentropy import crossentropy_softmax_backward
 from puzzles.llm.small_ops.embedding import embedding_backward_atomic, embedding_forward
 from puzzles.llm.small_ops.gelu import gelu_backward, gelu_forward
 from puzzles.llm.small_ops.residual import residual_add
+from puzzles.llm.small_ops.sf_adamw import sf_adamw
 from puzzles.llm.softmax_layernorm.layernorm import layernorm_forward
 from puzzles.llm.softmax_layernorm.layernorm_grad import layernorm_backward
 from puzzles.llm.training import fused as fused_kernels
 from puzzles.llm.training import reference
 from puzzles.llm.training.launches import EW, SPLIT_ROWS_GPU, Launches, _b
-from puzzles.llm.training.loop import first_non_finite, raise_non_finite
+from puzzles.llm.training.loop import check_optimizer, first_non_finite, raise_non_finite
 from puzzles.llm.training.reference import LAYER, Config
+from puzzles.llm.training.schedule_free import FlatScheduleFree
 
 # every kernel the model launches, by function name: the course's solutions
 COURSE = {
@@ -50,6 +53,7 @@ COURSE = {
         softmax_backward, attn_backward_qkv, embedding_backward_atomic, adamw,
     )
 }  # fmt: skip
+OPTIMIZERS = {"sf_adamw": sf_adamw}  # launched instead of adamw with optimizer="sf-adamw"; yours too
 
 
 @cuda.jit
@@ -115,15 +119,15 @@ class KernelBackend(Launches):
 
     def __init__(
         self, cfg: Config, params: dict, kernels: dict | None = None, tile: int = 4, fused: bool = False,
-        graph: bool = False, **adam,
+        graph: bool = False, optimizer: str = "adamw", warmup: int = 0, **adam,
     ):  # fmt: skip
         self.cfg, self.tile = cfg, tile
         self.adam = {**reference.ADAM, **adam}
         self.yours = dict(kernels or {})
-        unknown = set(self.yours) - set(COURSE)
+        unknown = set(self.yours) - set(COURSE) - set(OPTIMIZERS)
         if unknown:
             raise KeyError(f"no kernel of the model is called {sorted(unknown)}; the names: {sorted(COURSE)}")
-        self.k = {**COURSE, **self.yours}
+        self.k = {**COURSE, **OPTIMIZERS, **self.yours}
         # a fused kernel stands in only where every op it fuses is the course's
         self.fused = {
             n: k for n, k in fused_kernels.FUSED.items()
@@ -155,6 +159,8 @@ class KernelBackend(Launches):
             self.g[n] = self.gflat[off : off + size].reshape(shapes[n])
             off += size
         self.t = 0
+        check_optimizer(optimizer)
+        self.sf = FlatScheduleFree(self, warmup) if optimizer == "sf-adamw" else None  # y = self.flat
         self._acts, self._by_shape = {}, {}
         self.stream, self.graph, self._graphs, self.prof = None, None, {}, None
         if graph:
@@ -358,7 +364,13 @@ class KernelBackend(Launches):
         self._forward_backward(tokens, targets)
         self._adamw(lr)
 
+    def eval_weights(self):
+        """The weights to evaluate and sample with in self.p: x for schedule-free AdamW."""
+        return self.sf.evaluating() if self.sf is not None else nullcontext()
+
     def _adamw(self, lr):
+        if self.sf is not None:
+            return self.sf.launch(lr)
         self.t += 1
         o = {k: np.float32(v) for k, v in self.adam.items()}
         self._ew(
@@ -367,15 +379,18 @@ class KernelBackend(Launches):
         )  # fmt: skip
 
     def loss(self, tokens, targets):
-        losses, _ = self.forward(tokens, targets)
-        return float(self._host(losses).astype(np.float64).mean())
+        with self.eval_weights():
+            losses, _ = self.forward(tokens, targets)
+            return float(self._host(losses).astype(np.float64).mean())
 
     def logits(self, tokens):
         B, T = tokens.shape
-        return self._host(self.forward(tokens, None)[1]).reshape(B, T, self.cfg.V)
+        with self.eval_weights():
+            return self._host(self.forward(tokens, None)[1]).reshape(B, T, self.cfg.V)
 
     def host_params(self):
-        return {n: self._host(self.p[n]) for n in self.order}
+        with self.eval_weights():
+            return {n: self._host(self.p[n]) for n in self.order}
 
 
 def non_finite_grads(grads: dict):

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from puzzles.llm.training import data, reference
+from puzzles.llm.training import data, kv_cache, reference
 from puzzles.llm.training.reference import Config
 
+OPTIMIZERS = ("adamw", "sf-adamw")  # sf-adamw: schedule-free AdamW (schedule_free.py)
 TARGET_VAL = 2.5  # nats per byte: "time to a stated validation loss" (the uniform guess is 5.55)
 
 
@@ -60,16 +61,29 @@ def check_config(cfg: Config, B: int, free_bytes: int | None, where: str) -> Non
         )
 
 
+def check_optimizer(optimizer: str) -> None:
+    if optimizer not in OPTIMIZERS:
+        raise TrainingError(f"unknown optimizer {optimizer!r}: choose one of {', '.join(OPTIMIZERS)}")
+
+
 class NumpyBackend:
-    """reference.py's GPT-2 in `dtype` (float32 trains, float64 is the gradient check's truth)."""
+    """reference.py's GPT-2 in `dtype` (float32 trains, float64 is the gradient check's truth).
+    `optimizer="sf-adamw"`: schedule-free AdamW (the parameters are then y, and evaluation, sampling
+    and `host_params` use x)."""
 
     name = "numpy"
 
-    def __init__(self, cfg: Config, params: dict, dtype=np.float32, **adam):
+    def __init__(self, cfg: Config, params: dict, dtype=np.float32, optimizer: str = "adamw", **adam):
+        check_optimizer(optimizer)
         self.cfg, self.dtype, self.adam = cfg, dtype, adam
         self.params = {k: v.astype(dtype) for k, v in params.items()}
         self.state = {}
         self.t = 0
+        self.sf = None
+        if optimizer == "sf-adamw":
+            from puzzles.llm.training.schedule_free import ScheduleFree
+
+            self.sf = ScheduleFree(**adam)
 
     def loss_and_grads(self, tokens, targets):
         with np.errstate(all="ignore"):  # a non-finite loss is reported below, with where it starts
@@ -84,17 +98,24 @@ class NumpyBackend:
         if bad:
             raise_non_finite(self.t + 1, grads, loss)
         self.t += 1
-        reference.adamw_step(self.params, grads, self.state, self.t, lr=lr, **self.adam)
+        if self.sf is not None:
+            self.sf.step(self.params, grads, self.t, lr)
+        else:
+            reference.adamw_step(self.params, grads, self.state, self.t, lr=lr, **self.adam)
         return loss
 
+    def eval_params(self) -> dict:
+        """The weights to evaluate: the parameters, or x for schedule-free AdamW."""
+        return self.params if self.sf is None else self.sf.eval_params(self.params)
+
     def loss(self, tokens, targets):
-        return reference.forward(self.params, tokens, targets, self.cfg)[1]
+        return reference.forward(self.eval_params(), tokens, targets, self.cfg)[1]
 
     def logits(self, tokens):
-        return reference.forward(self.params, tokens, None, self.cfg)[0]
+        return reference.forward(self.eval_params(), tokens, None, self.cfg)[0]
 
     def host_params(self):
-        return {k: v.astype(np.float32) for k, v in self.params.items()}
+        return {k: v.astype(np.float32) for k, v in self.eval_params().items()}
 
 
 def raise_non_finite(step: int, arrays: dict, loss: float):
@@ -142,8 +163,14 @@ def val_loss(backend, val_tokens, B, T, batches: int, seed: int) -> float:
     return float(np.mean([backend.loss(*data.batch(val_tokens, B, T, rng)) for _ in range(batches)]))
 
 
-def sample_text(backend, prompt: str, n: int, T: int, seed: int) -> str:
-    toks = reference.sample(backend.logits, data.encode(prompt), n, T, seed=seed)
+def sample_text(backend, prompt: str, n: int, T: int, seed: int, kv: bool = False) -> str:
+    """`kv`: through a KV cache (kv_cache.py: the same tokens, a step per token instead of a forward
+    pass over the whole prefix) where the backend has a decoder; PyTorch's recomputes."""
+    dec = kv_cache.decoder_for(backend) if kv else None
+    if dec is not None:
+        toks = kv_cache.generate(dec, data.encode(prompt), n, T, seed=seed)
+    else:
+        toks = reference.sample(backend.logits, data.encode(prompt), n, T, seed=seed)
     return prompt + data.decode(toks)
 
 
@@ -160,14 +187,16 @@ def train(
     prompt: str = "\n",
     tokens: np.ndarray | None = None,
     log=print,
+    kv: bool = False,
 ) -> Run:
-    """Train `backend` for `steps` steps of B windows of cfg.T bytes; returns the Run record."""
+    """Train `backend` for `steps` steps of B windows of cfg.T bytes; returns the Run record. `kv`:
+    sample through a KV cache."""
     tokens = data.load_tokens() if tokens is None else tokens
     train_tokens, val_tokens = data.split(tokens)
     rng = np.random.default_rng(seed)
     run = Run(cfg, backend.name, tokens_per_step=B * cfg.T)
     if sample_chars:
-        run.samples["start"] = sample_text(backend, prompt, sample_chars, cfg.T, seed)
+        run.samples["start"] = sample_text(backend, prompt, sample_chars, cfg.T, seed, kv)
     t0 = time.perf_counter()
     for step in range(1, steps + 1):
         run.losses.append(float(backend.step(*data.batch(train_tokens, B, cfg.T, rng), lr)))
@@ -179,7 +208,7 @@ def train(
             t0 = time.perf_counter()
     run.seconds += time.perf_counter() - t0
     if sample_chars:
-        run.samples["end"] = sample_text(backend, prompt, sample_chars, cfg.T, seed)
+        run.samples["end"] = sample_text(backend, prompt, sample_chars, cfg.T, seed, kv)
     return run
 
 

@@ -227,12 +227,16 @@ def adamw_step(params, grads, state, step, lr=None, **opt):
 
 
 def sample(logits_fn, prompt: np.ndarray, n: int, T: int, seed: int = 0, temperature: float = 1.0):
-    """n more tokens after `prompt`, drawn from softmax(logits / temperature); `logits_fn(tokens (1, t))`
-    returns logits (1, t, V). The window slides once the context is full."""
+    """n more tokens after `prompt`, drawn from softmax(logits / temperature) (temperature 0: the most
+    likely token, greedy); `logits_fn(tokens (1, t))` returns logits (1, t, V). The window slides once
+    the context is full."""
     rng = np.random.default_rng(seed)
     toks = list(int(t) for t in prompt)
     for _ in range(n):
         window = np.array(toks[-T:], np.int32)[None]
+        if temperature == 0:
+            toks.append(int(np.argmax(logits_fn(window)[0, -1])))
+            continue
         z = logits_fn(window)[0, -1].astype(np.float64) / temperature
         pr = np.exp(z - z.max())
         toks.append(int(rng.choice(len(pr), p=pr / pr.sum())))
