@@ -1,0 +1,218 @@
+"""Count a kernel's PTX instructions on the CPU (no GPU): total, 64-bit integer ones, mul.wide,
+integer divisions, and the instructions of each innermost loop (the work per element it repeats).
+
+    python -m tools.ptx_count              # the old and new kernels of ch08, ch11, ch12, ch14
+    python -m tools.ptx_count ch14 --cc 90 # one study, another target
+
+A loop is a label with a later branch back to it; its body is the lines in between (PTX from NVVM
+keeps a loop's blocks together). PTX is not SASS: ptxas drops some of these and fuses others, so
+compare kernels with each other, not with a profiler's instruction count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+_LABEL = re.compile(r"^(\$L__\w+):")
+_BRANCH = re.compile(r"\bbra(?:\.uni)?\s+(\$L__\w+);")
+
+
+@dataclass
+class Counts:
+    total: int  # instructions in the kernel
+    int64: int  # integer instructions on 64-bit operands (.s64 / .u64 / .b64), loads excluded
+    mul_wide: int
+    div_rem: int
+    loops: list[int]  # instructions of each innermost loop, in program order
+    ops: Counter
+
+    def line(self) -> str:
+        loops = ", ".join(map(str, self.loops)) or "none"
+        return (
+            f"{self.total:4d} instr, {self.int64:3d} 64-bit int, {self.mul_wide:2d} mul.wide, "
+            f"{self.div_rem} div/rem; innermost loops: {loops}"
+        )
+
+
+def _instructions(ptx: str, entry: str | None = None) -> list[str]:
+    """The kernel body's lines: labels kept (they end with ':'), comments, directives and braces not."""
+    lines, inside = [], False
+    for raw in ptx.splitlines():
+        s = raw.split("//")[0].strip()
+        if s.startswith(".visible .entry") or s.startswith(".entry"):
+            inside = entry is None or entry in s
+            continue
+        if not inside or not s or s.startswith((".", "{", "}", ")")):
+            continue
+        lines.append(s)
+    return lines
+
+
+def _is_instruction(s: str) -> bool:
+    return not s.endswith(":")
+
+
+def count(ptx: str) -> Counts:
+    lines = _instructions(ptx)
+    instr = [s for s in lines if _is_instruction(s)]
+    ops = Counter(_opcode(s) for s in instr)
+    int64 = sum(
+        v
+        for op, v in ops.items()
+        if re.search(r"\.(s64|u64|b64)\b", op) and not op.startswith(("ld.", "st.", "mov.", "cvta"))
+    )
+    mul_wide = sum(v for op, v in ops.items() if op.startswith("mul.wide"))
+    div_rem = sum(v for op, v in ops.items() if op.startswith(("div.", "rem.")) and ".f" not in op)
+    return Counts(len(instr), int64, mul_wide, div_rem, _innermost_loops(lines), ops)
+
+
+def _opcode(s: str) -> str:
+    parts = s.split()
+    if parts[0].startswith("@"):  # a predicated instruction: "@%p3 bra ..."
+        parts = parts[1:]
+    return parts[0].rstrip(";")
+
+
+def _innermost_loops(lines: list[str]) -> list[int]:
+    """Instruction counts of loops (label ... branch back to it) that hold no other loop."""
+    where = {}
+    loops = []  # (start line, end line)
+    for i, s in enumerate(lines):
+        m = _LABEL.match(s)
+        if m:
+            where[m.group(1)] = i
+        b = _BRANCH.search(s)
+        if b and b.group(1) in where and where[b.group(1)] < i:
+            loops.append((where[b.group(1)], i))
+    inner = [(a, b) for a, b in loops if not any(a <= c and d <= b and (c, d) != (a, b) for c, d in loops)]
+    return [sum(1 for s in lines[a : b + 1] if _is_instruction(s)) for a, b in sorted(inner)]
+
+
+# ---------------------------------------------------------------------------- SASS, where the tools are
+
+
+def _tool(name: str) -> str | None:
+    """ptxas from PATH or the nvidia-cuda-nvcc wheel; nvdisasm from PATH or $NVDISASM (pip's
+    nvidia-cuda-nvdisasm wheel has one: PATH=$PATH:<site-packages>/nvidia/cu13/bin)."""
+    import os
+    import shutil
+
+    found = os.environ.get(name.upper()) or shutil.which(name)
+    if found or name != "ptxas":
+        return found
+    try:
+        import nvidia.cuda_nvcc as nvcc
+
+        path = Path(next(iter(nvcc.__path__))) / "bin" / "ptxas"
+        return str(path) if path.exists() else None
+    except ImportError:
+        return None
+
+
+def sass_counts(ptx: str, cc=(9, 0)) -> tuple[int, list[int]] | None:
+    """(SASS instructions, each innermost loop's) from ptxas + nvdisasm; None without them."""
+    import subprocess
+    import tempfile
+
+    ptxas, nvdisasm = _tool("ptxas"), _tool("nvdisasm")
+    if not (ptxas and nvdisasm):
+        return None
+    with tempfile.TemporaryDirectory() as d:
+        src, cubin = Path(d) / "k.ptx", Path(d) / "k.cubin"
+        src.write_text(ptx)
+        subprocess.run([ptxas, f"-arch=sm_{cc[0]}{cc[1]}", "-O3", str(src), "-o", str(cubin)], check=True)
+        text = subprocess.run([nvdisasm, "-c", str(cubin)], check=True, capture_output=True, text=True).stdout
+    lines = []
+    for raw in text.splitlines():
+        s = raw.strip()
+        if re.match(r"^\.L_x_\d+:", s):
+            lines.append(s.split(":")[0] + ":")
+        elif s.startswith("/*") and ";" in s:
+            instr = s.split("*/", 1)[1].strip().rstrip(";").strip()
+            if instr and not instr.startswith("NOP"):
+                lines.append(instr.replace("`(", "").replace(")", "").replace("`", ""))
+    body = [s for s in lines if not s.endswith(":")]
+    where, loops = {}, []
+    for i, s in enumerate(lines):
+        if s.endswith(":"):
+            where[s[:-1]] = i
+        m = re.search(r"\bBRA\b.*?(\.L_x_\d+)", s)
+        if m and m.group(1) in where and where[m.group(1)] < i:
+            loops.append((where[m.group(1)], i))
+    inner = [(a, b) for a, b in loops if not any(a <= c and e <= b and (c, e) != (a, b) for c, e in loops)]
+    sizes = [sum(1 for s in lines[a : b + 1] if not s.endswith(":")) for a, b in sorted(inner)]
+    return len(body), [n for n in sizes if n > 1]  # not the trap loop after EXIT (one branch)
+
+
+def ptx_of(kernel, sig, cc=(9, 0)) -> str:
+    from numba import cuda
+
+    return cuda.compile_ptx(getattr(kernel, "py_func", kernel), sig, cc=cc)[0]
+
+
+# ---------------------------------------------------------------------------- the studies
+
+
+def _arr(dtype, ndim=1):
+    from numba import types
+
+    return types.Array(dtype, ndim, "C")
+
+
+def ch14():
+    from numba import types as t
+
+    from helpers.timing import specialize
+    from puzzles.pmpp.ch14_sparse import csr, csr_fast
+
+    sig = (_arr(t.float32), _arr(t.int32), _arr(t.int32), _arr(t.float32), _arr(t.float32), t.int64)
+    yield "csr (thread per row)", csr.spmv_csr, sig
+    yield "csr_vector (warp per row)", csr.spmv_csr_vector, sig
+    yield "csr_lanes LANES=8", specialize(csr.spmv_csr_lanes, LANES=8), sig
+    yield "csr_scalar32", csr_fast.spmv_csr_scalar32, sig
+    yield "csr_subwarp LANES=8", specialize(csr_fast.spmv_csr_subwarp, LANES=8), sig
+    yield "csr_stream 256 rows", csr_fast.spmv_csr_stream, sig
+
+
+def ch08():
+    from numba import types as t
+
+    from helpers.timing import specialize
+    from puzzles.pmpp.ch08_stencil import columns, columns32
+
+    flat = (_arr(t.float32), _arr(t.float32), t.int64, t.int64, t.int64)
+    grid3 = (_arr(t.float32, 3), _arr(t.float32, 3), t.int64, t.int64, t.int64)
+    yield "march (3-D indices) z32 b4", specialize(columns.stencil_march, Z_STEPS=32, BATCH=4), grid3
+    yield "march_flat (uint64) z32 b4", specialize(columns.stencil_march_flat, Z_STEPS=32, BATCH=4), flat
+    for cols in (1, 2):
+        k = specialize(columns32.stencil_march_u32, Z_STEPS=32, BATCH=4, COLS=cols)
+        yield f"march_u32 z32 b4 cols {cols}", k, flat
+
+
+STUDIES = {"ch08": ch08, "ch14": ch14}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("studies", nargs="*", help=f"any of {', '.join(STUDIES)} (default: all)")
+    parser.add_argument("--cc", default="90", help="target compute capability, e.g. 75 or 90")
+    args = parser.parse_args(argv)
+    cc = (int(args.cc[:-1]), int(args.cc[-1]))
+    for tag in args.studies or STUDIES:
+        print(f"{tag} (PTX for sm_{args.cc}):")
+        for label, kernel, sig in STUDIES[tag]():
+            ptx = ptx_of(kernel, sig, cc)
+            sass = sass_counts(ptx, cc)
+            loops = ", ".join(map(str, sass[1])) if sass else ""
+            tail = f" | SASS {sass[0]} instr, innermost loops {loops or 'none'}" if sass else ""
+            print(f"  {label:32s} {count(ptx).line()}{tail}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
