@@ -23,29 +23,35 @@ _BRANCH = re.compile(r"\bbra(?:\.uni)?\s+(\$L__\w+);")
 
 
 @dataclass
-class Counts:
-    total: int  # instructions in the kernel
-    int64: int  # integer instructions on 64-bit operands (.s64 / .u64 / .b64), loads excluded
+class Tally:
+    n: int  # instructions
+    int64: int  # integer instructions on 64-bit operands (.s64 / .u64 / .b64), moves and memory excluded
     mul_wide: int
-    div_rem: int
-    loops: list[int]  # instructions of each innermost loop, in program order
-    ops: Counter
+    div_rem: int  # integer divisions and remainders
+    memory: int  # global loads and stores
+
+
+@dataclass
+class Counts:
+    kernel: Tally
+    loops: list[Tally]  # each innermost loop, in program order
 
     def line(self) -> str:
-        loops = ", ".join(map(str, self.loops)) or "none"
+        k = self.kernel
+        loops = "; ".join(f"{t.n} ({t.int64} 64-bit, {t.memory} ld/st)" for t in self.loops) or "none"
         return (
-            f"{self.total:4d} instr, {self.int64:3d} 64-bit int, {self.mul_wide:2d} mul.wide, "
-            f"{self.div_rem} div/rem; innermost loops: {loops}"
+            f"{k.n:4d} instr, {k.int64:3d} 64-bit int, {k.mul_wide:2d} mul.wide, {k.div_rem} div/rem; "
+            f"innermost loops: {loops}"
         )
 
 
-def _instructions(ptx: str, entry: str | None = None) -> list[str]:
+def _instructions(ptx: str) -> list[str]:
     """The kernel body's lines: labels kept (they end with ':'), comments, directives and braces not."""
     lines, inside = [], False
     for raw in ptx.splitlines():
         s = raw.split("//")[0].strip()
-        if s.startswith(".visible .entry") or s.startswith(".entry"):
-            inside = entry is None or entry in s
+        if s.startswith((".visible .entry", ".entry")):
+            inside = True
             continue
         if not inside or not s or s.startswith((".", "{", "}", ")")):
             continue
@@ -57,20 +63,6 @@ def _is_instruction(s: str) -> bool:
     return not s.endswith(":")
 
 
-def count(ptx: str) -> Counts:
-    lines = _instructions(ptx)
-    instr = [s for s in lines if _is_instruction(s)]
-    ops = Counter(_opcode(s) for s in instr)
-    int64 = sum(
-        v
-        for op, v in ops.items()
-        if re.search(r"\.(s64|u64|b64)\b", op) and not op.startswith(("ld.", "st.", "mov.", "cvta"))
-    )
-    mul_wide = sum(v for op, v in ops.items() if op.startswith("mul.wide"))
-    div_rem = sum(v for op, v in ops.items() if op.startswith(("div.", "rem.")) and ".f" not in op)
-    return Counts(len(instr), int64, mul_wide, div_rem, _innermost_loops(lines), ops)
-
-
 def _opcode(s: str) -> str:
     parts = s.split()
     if parts[0].startswith("@"):  # a predicated instruction: "@%p3 bra ..."
@@ -78,10 +70,35 @@ def _opcode(s: str) -> str:
     return parts[0].rstrip(";")
 
 
-def _innermost_loops(lines: list[str]) -> list[int]:
-    """Instruction counts of loops (label ... branch back to it) that hold no other loop."""
+def _tally(lines: list[str]) -> Tally:
+    ops = Counter(_opcode(s) for s in lines if _is_instruction(s))
+
+    def total(pred):
+        return sum(v for op, v in ops.items() if pred(op))
+
+    return Tally(
+        n=sum(ops.values()),
+        int64=total(
+            lambda op: (
+                re.search(r"\.(s64|u64|b64)$", op) is not None
+                and not op.startswith(("ld.", "st.", "mov.", "cvta", "cvt."))
+            )
+        ),
+        mul_wide=total(lambda op: op.startswith("mul.wide")),
+        div_rem=total(lambda op: op.startswith(("div.", "rem.")) and ".f" not in op),
+        memory=total(lambda op: op.startswith(("ld.global", "st.global"))),
+    )
+
+
+def count(ptx: str) -> Counts:
+    lines = _instructions(ptx)
+    return Counts(_tally(lines), [_tally(lines[a : b + 1]) for a, b in _innermost_loops(lines)])
+
+
+def _innermost_loops(lines: list[str]) -> list[tuple[int, int]]:
+    """(first, last) line of each loop (a label, then a branch back to it) that holds no other loop."""
     where = {}
-    loops = []  # (start line, end line)
+    loops = []
     for i, s in enumerate(lines):
         m = _LABEL.match(s)
         if m:
@@ -89,8 +106,9 @@ def _innermost_loops(lines: list[str]) -> list[int]:
         b = _BRANCH.search(s)
         if b and b.group(1) in where and where[b.group(1)] < i:
             loops.append((where[b.group(1)], i))
-    inner = [(a, b) for a, b in loops if not any(a <= c and d <= b and (c, d) != (a, b) for c, d in loops)]
-    return [sum(1 for s in lines[a : b + 1] if _is_instruction(s)) for a, b in sorted(inner)]
+    return sorted(
+        (a, b) for a, b in loops if not any(a <= c and d <= b and (c, d) != (a, b) for c, d in loops)
+    )
 
 
 # ---------------------------------------------------------------------------- SASS, where the tools are

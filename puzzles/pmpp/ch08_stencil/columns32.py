@@ -60,7 +60,8 @@ def stencil_march_u32(out, a, nz, ny, nx):
     east = cuda.local.array((BATCH, COLS), float32)
     south = cuda.local.array((BATCH, COLS), float32)
     north = cuda.local.array((BATCH, COLS), float32)
-    for zb in range(z0, z_end, BATCH):
+    zb = z0
+    while zb < z_end:  # a 32-bit counter (range() would count in int64)
         for k in range(BATCH):
             r = min(uint32(row + uint32(k) * plane), last_row)
             r_up = min(uint32(r + plane), last_row)
@@ -72,7 +73,7 @@ def stencil_march_u32(out, a, nz, ny, nx):
                 south[k, c] = a[uint32(q + ds)]
                 north[k, c] = a[uint32(q + dn)]
         for k in range(BATCH):
-            z = uint32(zb) + uint32(k)
+            z = uint32(zb + uint32(k))
             r = uint32(row + uint32(k) * plane)
             for c in range(COLS):
                 above = up[k, c]
@@ -93,3 +94,4 @@ def stencil_march_u32(out, a, nz, ny, nx):
                 below[c] = here[c]
                 here[c] = above
         row = uint32(row + uint32(BATCH) * plane)
+        zb = uint32(zb + uint32(BATCH))
