@@ -132,8 +132,9 @@ def _tool(name: str) -> str | None:
         return None
 
 
-def sass_counts(ptx: str, cc=(9, 0)) -> tuple[int, list[int]] | None:
-    """(SASS instructions, each innermost loop's) from ptxas + nvdisasm; None without them."""
+def sass_counts(ptx: str, cc=(9, 0)) -> tuple[int, list[int], int] | None:
+    """(SASS instructions, each innermost loop's, registers a thread) from ptxas + nvdisasm; None
+    without them."""
     import subprocess
     import tempfile
 
@@ -143,7 +144,12 @@ def sass_counts(ptx: str, cc=(9, 0)) -> tuple[int, list[int]] | None:
     with tempfile.TemporaryDirectory() as d:
         src, cubin = Path(d) / "k.ptx", Path(d) / "k.cubin"
         src.write_text(ptx)
-        subprocess.run([ptxas, f"-arch=sm_{cc[0]}{cc[1]}", "-O3", str(src), "-o", str(cubin)], check=True)
+        built = subprocess.run(
+            [ptxas, "-v", f"-arch=sm_{cc[0]}{cc[1]}", "-O3", str(src), "-o", str(cubin)],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         text = subprocess.run([nvdisasm, "-c", str(cubin)], check=True, capture_output=True, text=True).stdout
     lines = []
     for raw in text.splitlines():
@@ -164,13 +170,18 @@ def sass_counts(ptx: str, cc=(9, 0)) -> tuple[int, list[int]] | None:
             loops.append((where[m.group(1)], i))
     inner = [(a, b) for a, b in loops if not any(a <= c and e <= b and (c, e) != (a, b) for c, e in loops)]
     sizes = [sum(1 for s in lines[a : b + 1] if not s.endswith(":")) for a, b in sorted(inner)]
-    return len(body), [n for n in sizes if n > 1]  # not the trap loop after EXIT (one branch)
+    registers = re.search(r"Used (\d+) registers", built.stdout + built.stderr)
+    # the one-instruction loop after EXIT (a branch to itself) is no work
+    return len(body), [n for n in sizes if n > 1], int(registers.group(1)) if registers else -1
 
 
 def ptx_of(kernel, sig, cc=(9, 0)) -> str:
     from numba import cuda
 
-    return cuda.compile_ptx(getattr(kernel, "py_func", kernel), sig, cc=cc)[0]
+    from helpers.ptx import _device_functions_without_gpu
+
+    with _device_functions_without_gpu(cc):  # a kernel calling device functions, with no driver
+        return cuda.compile_ptx(getattr(kernel, "py_func", kernel), sig, cc=cc)[0]
 
 
 # ---------------------------------------------------------------------------- the studies
@@ -212,7 +223,23 @@ def ch08():
         yield f"march_u32 z32 b4 cols {cols}", k, flat
 
 
-STUDIES = {"ch08": ch08, "ch14": ch14}
+def ch11():
+    from numba import types as t
+
+    from helpers.timing import specialize
+    from puzzles.pmpp.ch11_scan import bench, lookback32, single_pass
+
+    f32, i32 = _arr(t.float32), _arr(t.int32)
+    sig = (f32, i32, _arr(t.float32, 2), i32, f32, t.int64)
+    for tpb, items in ((256, 48), (512, 16)):
+        consts = {"ITEMS": items, "LB_TPB": tpb, "LB_TILE": tpb * items}
+        yield f"lookback {tpb}x{items}", specialize(single_pass.lookback_scan, **consts), sig
+        yield f"lookback_u32 {tpb}x{items}", specialize(lookback32.lookback_u32, **consts), sig
+    raked = specialize(bench.lookback_raked, ITEMS=16, LB_TPB=512, LB_TILE=8192, RAKED_BUF=8192 * 33 // 32)
+    yield "lookback_raked 512x16", raked, sig
+
+
+STUDIES = {"ch08": ch08, "ch11": ch11, "ch14": ch14}
 
 
 def main(argv=None) -> int:
@@ -227,7 +254,7 @@ def main(argv=None) -> int:
             ptx = ptx_of(kernel, sig, cc)
             sass = sass_counts(ptx, cc)
             loops = ", ".join(map(str, sass[1])) if sass else ""
-            tail = f" | SASS {sass[0]} instr, innermost loops {loops or 'none'}" if sass else ""
+            tail = f" | SASS {sass[0]} instr, loops {loops or 'none'}, {sass[2]} regs" if sass else ""
             print(f"  {label:32s} {count(ptx).line()}{tail}")
     return 0
 
