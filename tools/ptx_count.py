@@ -239,7 +239,19 @@ def ch11():
     yield "lookback_raked 512x16", raked, sig
 
 
-STUDIES = {"ch08": ch08, "ch11": ch11, "ch14": ch14}
+def ch12():
+    from numba import types as t
+
+    from puzzles.pmpp.ch12_merge import bench
+
+    f32 = _arr(t.float32)
+    sig = (f32, f32, f32, t.int64, t.int64, _arr(t.int32))
+    for tpb, items in ((128, 23), (256, 11)):
+        yield f"merge_partitioned {tpb}x{items}", bench._partitioned_kernels(tpb, items)[1], sig
+        yield f"merge_partitioned_u32 {tpb}x{items}", bench._partitioned_kernels(tpb, items, u32=True)[1], sig
+
+
+STUDIES = {"ch08": ch08, "ch11": ch11, "ch12": ch12, "ch14": ch14}
 
 
 def main(argv=None) -> int:
