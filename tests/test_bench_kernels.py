@@ -82,14 +82,15 @@ def test_march_u32_agrees_with_the_stencil(shape, cols):
 # ---------------------------------------------------------------------------- ch11
 
 
+@pytest.mark.parametrize("kernel", ["lookback_u32", "lookback_overlap"])
 @pytest.mark.parametrize("n", [777, 4096])
-def test_lookback_u32_scans(n):
+def test_lookback_32bit_kernels_scan(n, kernel):
     a = np.random.default_rng(2).integers(-8, 9, n).astype(np.float32)
     tpb, items = 64, 4
     nb = -(-n // (tpb * items))
     out, flags = np.full(n, np.nan, np.float32), np.zeros(nb, np.int32)
     args = (out, flags, np.zeros((nb, 2), np.float32), np.zeros(1, np.int32), a, n)
-    _run(specialize(lookback32.lookback_u32, ITEMS=items), nb, tpb, args, cross_block_races=False)
+    _run(specialize(getattr(lookback32, kernel), ITEMS=items), nb, tpb, args, cross_block_races=False)
     np.testing.assert_array_equal(out, np.cumsum(a))
     assert (flags == 2).all()
 

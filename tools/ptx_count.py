@@ -235,6 +235,7 @@ def ch11():
         consts = {"ITEMS": items, "LB_TPB": tpb, "LB_TILE": tpb * items}
         yield f"lookback {tpb}x{items}", specialize(single_pass.lookback_scan, **consts), sig
         yield f"lookback_u32 {tpb}x{items}", specialize(lookback32.lookback_u32, **consts), sig
+        yield f"lookback_overlap {tpb}x{items}", specialize(lookback32.lookback_overlap, **consts), sig
     raked = specialize(bench.lookback_raked, ITEMS=16, LB_TPB=512, LB_TILE=8192, RAKED_BUF=8192 * 33 // 32)
     yield "lookback_raked 512x16", raked, sig
 

@@ -8,7 +8,7 @@ from numba import cuda
 
 from .common import FULL_MASK, ITEMS, LB_TILE, RAKED_BUF
 from .hierarchical import add_block_sums, hierarchical_plan, hierarchical_scan, scan_blocks
-from .lookback32 import lookback_u32
+from .lookback32 import lookback_overlap, lookback_u32
 from .single_pass import domino_scan, look_back, lookback_scan
 
 # "peer": 1.0 -- the look-back scan must also be at least as fast as the library's cumsum in the same run
@@ -139,11 +139,20 @@ def benchmark(scale: float = 1.0):
         )
         for tpb, items in RAKED_GRID
     }
-    lookback32 = {  # the look-back with 32-bit indices (lookback32.py), the same shapes searched
-        (tpb, items): specialize(lookback_u32, ITEMS=items, LB_TPB=tpb, LB_TILE=tpb * items)
-        for tpb, items in LOOKBACK_GRID
+    # lookback32.py's kernels: 32-bit indices; and the look-back overlapped with the scan work
+    lookback32, overlap = (
+        {
+            (tpb, items): specialize(kernel, ITEMS=items, LB_TPB=tpb, LB_TILE=tpb * items)
+            for tpb, items in LOOKBACK_GRID
+        }
+        for kernel in (lookback_u32, lookback_overlap)
+    )
+    single_pass = {
+        "ch11_lookback": lookback,
+        "ch11_lookback_raked": raked,
+        "ch11_lookback_u32": lookback32,
+        "ch11_lookback_overlap": overlap,
     }
-    single_pass = {"ch11_lookback": lookback, "ch11_lookback_raked": raked, "ch11_lookback_u32": lookback32}
 
     # validation on fresh data, odd sizes, several block shapes, before any timing
     for n in (max(3001, int(1_000_003 * scale)), 4097):
