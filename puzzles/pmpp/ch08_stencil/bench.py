@@ -236,4 +236,5 @@ def _peer_torch_conv3d(torch, a, w):
     return torch.nn.functional.conv3d(a[None, None], w[None, None], padding=1)[0, 0]
 
 
-GOAL = {"ceiling": "copy", "fraction": 0.8, "best": "ch08_stencil_march_flat"}
+# judged on the 32-bit march (columns32.py), its search including one column a thread
+GOAL = {"ceiling": "copy", "fraction": 0.8, "best": "ch08_stencil_march_u32"}

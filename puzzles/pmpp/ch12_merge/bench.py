@@ -19,7 +19,7 @@ from .merge import (
 
 # ------------------------------------------------------------------ GPU benchmark
 
-GOAL = {"ceiling": "copy", "fraction": 0.5, "best": "ch12_merge_partitioned"}
+GOAL = {"ceiling": "copy", "fraction": 0.5, "best": "ch12_merge_partitioned_u32"}  # partitioned32.py
 # merge_partitioned's knobs, searched on the GPU at hand: threads per block x outputs per thread
 PART_GRID = {  # two tiles of tpb x items floats must fit the 48 KiB of static shared memory
     f"{tpb} threads x {items}": (tpb, items)
