@@ -226,3 +226,12 @@ def test_ncu_summary_reads_a_raw_csv(tmp_path):
     line = ncu_summary.summary(rows[0], 1000)
     assert "spmv_csr_subwarp" in line and "250.0 us" in line and "32.00 thread instr/elem" in line
     assert "stalls: long_scoreboard 6.2, wait 1.5, barrier 0.5" in line
+
+
+def test_ncu_run_profiles_each_study_or_says_why(monkeypatch, capsys, tmp_path):
+    cmd = ncu_summary.ncu_command("ch14", "x.csv")
+    assert cmd[0] == "ncu" and cmd[-3:] == ["-m", "tools.profile", "ch14"] and "x.csv" in cmd
+    assert ",".join(ncu_summary.METRICS) in cmd
+    monkeypatch.setattr("shutil.which", lambda name: None)
+    assert ncu_summary.run(["ch14"], str(tmp_path)) == 1
+    assert "not on PATH" in capsys.readouterr().err

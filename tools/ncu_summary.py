@@ -6,6 +6,10 @@ issue slots used, registers, the top three stall reasons, and instructions per e
         --csv --page raw --print-units base --log-file ncu-ch14.csv python -m tools.profile ch14
     python -m tools.ncu_summary ncu-ch14.csv --study ch14
 
+or both steps for several studies in one command (ncu on PATH; the CSVs stay in --out):
+
+    python -m tools.ncu_summary --run ch08 ch11 ch12 ch14 [--out DIR]
+
 `--study` names the tools.profile study, whose ELEMENTS (points, outputs or nonzeros a launch handles)
 turn instruction counts into per-element ones.
 """
@@ -89,12 +93,68 @@ def summary(row: dict, elements: int | None) -> str:
     return " | ".join(parts)
 
 
+def ncu_command(study: str, csv_path: str) -> list[str]:
+    """The ncu command line that profiles `python -m tools.profile <study>` into `csv_path`."""
+    return [
+        "ncu",
+        "--clock-control",
+        "none",
+        "--section",
+        "WarpStateStats",
+        "--metrics",
+        ",".join(METRICS),
+        "--csv",
+        "--page",
+        "raw",
+        "--print-units",
+        "base",
+        "--log-file",
+        csv_path,
+        sys.executable,
+        "-m",
+        "tools.profile",
+        study,
+    ]
+
+
+def run(studies: list[str], out: str) -> int:
+    """Profile each study under ncu and print its summary; 1 when ncu is missing or fails."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    if shutil.which("ncu") is None:
+        print("ncu (Nsight Compute) is not on PATH: nothing profiled", file=sys.stderr)
+        return 1
+    from tools.profile import ELEMENTS
+
+    Path(out).mkdir(parents=True, exist_ok=True)
+    status = 0
+    for study in studies:
+        path = str(Path(out) / f"ncu-{study}.csv")
+        done = subprocess.run(ncu_command(study, path))
+        if done.returncode != 0:
+            print(f"{study}: ncu exited with {done.returncode} (its messages are in {path})", file=sys.stderr)
+            status = 1
+            continue
+        with open(path) as f:
+            rows = rows_of(f.read().splitlines())
+        print(f"{study}: {len(rows)} kernel launches, {ELEMENTS[study]:,} elements each")
+        for row in rows:
+            print(summary(row, ELEMENTS[study]))
+    return status
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("csv", nargs="?", help="ncu --csv --page raw output (its --log-file)")
     parser.add_argument("--study", help="the tools.profile study: its ELEMENTS give per-element counts")
     parser.add_argument("--metrics", action="store_true", help="print the --metrics list for ncu and exit")
+    parser.add_argument("--run", nargs="+", metavar="STUDY", help="profile these tools.profile studies now")
+    parser.add_argument("--out", default="ncu-results", help="where --run leaves its CSV files")
     args = parser.parse_args(argv)
+    if args.run:
+        return run(args.run, args.out)
     if args.metrics:
         print(",".join(METRICS))
         return 0
