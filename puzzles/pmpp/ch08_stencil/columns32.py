@@ -55,6 +55,7 @@ def stencil_march_u32(out, a, nz, ny, nx):
         p = uint32(row + x)
         below[c] = a[uint32(p - plane)] if z0 > 0 else a[p]
         here[c] = a[p]
+    cols_in = uint32(x0 + uint32(COLS - 1) * bx) < unx  # every column of this thread inside the grid
     up = cuda.local.array((BATCH, COLS), float32)
     west = cuda.local.array((BATCH, COLS), float32)
     east = cuda.local.array((BATCH, COLS), float32)
@@ -72,25 +73,28 @@ def stencil_march_u32(out, a, nz, ny, nx):
                 east[k, c] = a[uint32(q + des[c])]
                 south[k, c] = a[uint32(q + ds)]
                 north[k, c] = a[uint32(q + dn)]
+        # a whole batch inside the block's planes with every column inside the grid (most batches):
+        # every point computed and stored, a select instead of a branch, so no load of the batch is
+        # used on one path only (LLVM sinks such loads into their branch, after the batch's other
+        # loads, and the warp then waits for memory twice per batch)
+        whole = cols_in and uint32(zb + uint32(BATCH)) <= z_end
         for k in range(BATCH):
             z = uint32(zb + uint32(k))
             r = uint32(row + uint32(k) * plane)
             for c in range(COLS):
                 above = up[k, c]
-                if z < z_end and stores[c] != 0:
-                    p = uint32(r + xs[c])
-                    if stores[c] == 2 or z == 0 or z == unz - uint32(1):
-                        out[p] = here[c]
-                    else:
-                        out[p] = (
-                            C0 * here[c]
-                            + CXM * west[k, c]
-                            + CXP * east[k, c]
-                            + CYM * south[k, c]
-                            + CYP * north[k, c]
-                            + CZM * below[c]
-                            + CZP * above
-                        )
+                value = (
+                    C0 * here[c]
+                    + CXM * west[k, c]
+                    + CXP * east[k, c]
+                    + CYM * south[k, c]
+                    + CYP * north[k, c]
+                    + CZM * below[c]
+                    + CZP * above
+                )
+                keep = stores[c] == 2 or z == 0 or z == unz - uint32(1)  # a face keeps its input
+                if whole or (z < z_end and stores[c] != 0):
+                    out[uint32(r + xs[c])] = here[c] if keep else value
                 below[c] = here[c]
                 here[c] = above
         row = uint32(row + uint32(BATCH) * plane)
