@@ -3,9 +3,12 @@ profiler sees exactly those launches:
 
     ncu --clock-control none --section SpeedOfLight --section WarpStateStats \\
         --section ComputeWorkloadAnalysis --metrics dram__bytes_read.sum,dram__bytes_write.sum \\
-        python -m tools.profile ch08          # or ch05 ch06 ch07 ch09 ch11 ch12 tc, several, or none: all
+        python -m tools.profile ch08     # or ch05 ch06 ch07 ch09 ch11 ch12 ch14 tc, several, or none: all
 
-Each launch is the configuration the notebook's table names. Without a GPU it prints why and exits.
+Each launch is the configuration the notebook's table names (and, for ch08, ch11, ch12 and ch14, the
+32-bit-index candidates beside the old kernels). Without a GPU it prints why and exits.
+`python -m tools.ncu_summary` turns ncu's CSV of these launches into one line per kernel (its
+docstring has the command); ELEMENTS gives each study's elements per launch for per-element counts.
 """
 
 from __future__ import annotations
@@ -66,6 +69,8 @@ def ch08(rng):
     c8.march_launcher(c8.stencil_register, 16, 32)(out, a)
     c8.column_launcher((32, 8), 32, 4)(out, a)
     c8.column_launcher((32, 8), 32, 4, flat=True)(out, a)
+    for cols in (1, 2):  # the 32-bit march
+        c8.bench.u32_launcher((32, 8), 32, 4, cols)(out, a)
 
 
 def ch09(rng):
@@ -95,6 +100,8 @@ def ch11(rng):
         c11.lookback_raked, ITEMS=16, LB_TPB=512, LB_TILE=512 * 16, RAKED_BUF=512 * 16 * 33 // 32
     )
     c11._single_pass(raked, 512 * 16, 512, out, a, two_sums=True)()
+    u32 = specialize(c11.lookback32.lookback_u32, ITEMS=48, LB_TPB=256, LB_TILE=256 * 48)
+    c11._single_pass(u32, 256 * 48, 256, out, a, two_sums=True)()
 
 
 def ch12(rng):
@@ -111,6 +118,34 @@ def ch12(rng):
     kernels = c12._partitioned_kernels(128, 23)
     bounds = cuda.device_array((m + n + kernels[2] - 1) // kernels[2] + 1, np.int32)
     c12.partitioned_merge(c, da, db, m, n, bounds, kernels)
+    c12.partitioned_merge(c, da, db, m, n, bounds, c12.bench._partitioned_kernels(128, 23, u32=True))
+
+
+def ch14(rng):
+    """SpMV on the 2048^2 Poisson matrix: the CSR kernels one by one, then cuSPARSE (CuPy)."""
+    from numba import cuda
+
+    from helpers.timing import specialize
+    from puzzles.pmpp import ch14_sparse as c14
+
+    row_ptr, col, val = c14.poisson_csr(2048)
+    n = row_ptr.size - 1
+    csr = [cuda.to_device(v) for v in (row_ptr, col, val)]
+    x = cuda.to_device(rng.uniform(-1, 1, n).astype(np.float32))
+    y = cuda.device_array(n, np.float32)
+    c14.spmv_csr[-(-n // 256), 256](y, *csr, x, n)
+    c14.spmv_csr_vector[-(-n // 8), 256](y, *csr, x, n)
+    specialize(c14.spmv_csr_lanes, LANES=8)[-(-n * 8 // 256), 256](y, *csr, x, n)
+    for launch in c14.bench.csr_fast_launchers(n).values():  # scalar32, sub-warp 2/4/8, stream
+        launch(y, *csr, x)
+    try:
+        import cupy as cp
+        import cupyx.scipy.sparse as cusparse
+
+        a = cusparse.csr_matrix((cp.asarray(val), cp.asarray(col), cp.asarray(row_ptr)), shape=(n, n))
+        a @ cp.asarray(x)
+    except ImportError:
+        print("no CuPy: cuSPARSE not launched", file=sys.stderr)
 
 
 def tc(rng):
@@ -143,7 +178,14 @@ STUDIES = {
     "ch09": ch09,
     "ch11": ch11,
     "ch12": ch12,
+    "ch14": ch14,
     "tc": tc,
+}
+ELEMENTS = {  # what one launch of a study handles: grid points, outputs, nonzeros (per-element counts)
+    "ch08": 408 * 408 * 416,
+    "ch11": 64 << 20,
+    "ch12": (64 << 20) + 1,
+    "ch14": 5 * 2048 * 2048 - 4 * 2048,  # the Poisson matrix's nonzeros
 }
 
 

@@ -136,7 +136,9 @@ expect_failure(OverBudget, puzzles.check, "ch08_stencil_register", ch08.stencil_
 #
 # - `ch08_stencil_march` indexes the grid as `a[z, y, x]`;
 # - `ch08_stencil_march_flat` is the same kernel on the grid seen as one long array, with unsigned
-#   indices.
+#   indices;
+# - `ch08_stencil_march_u32` (`columns32.py`) is the flat march with 32-bit indices, and one or two
+#   columns per thread (searched). The goal is judged on it.
 #
 # **What the profiler found** (Nsight Compute on an H100, 408 x 408 x 416 floats):
 #
@@ -159,7 +161,16 @@ expect_failure(OverBudget, puzzles.check, "ch08_stencil_register", ch08.stencil_
 # On an H200 (4.1 TB/s from the same 132 SMs) the flat march takes 209 us against 240 us on the
 # H100, while the copy drops from 183 to 130 us. There its integer pipe is 74% busy and 74% of the
 # issue slots are used: the stencil is bound by instructions, not memory, and would need fewer of
-# them per point (vector loads of neighbouring points, which Numba does not emit) to reach the copy.
+# them per point to reach the copy. Vector loads of neighbouring points would be one way; Numba
+# does not emit them (an array of `cuda.float32x4` still compiles to four 4-byte loads). Narrower
+# indices are another: Numba computes indices in 64 bits, two instructions per add. In the H100's
+# machine code (`python -m tools.ptx_count ch08`) the flat march issues about 66 instructions per
+# point; `ch08_stencil_march_u32` issues 38 with one column a thread and 37 with two, and needs
+# 40 registers instead of 64 with one. It also fixes what the compiler did to the batch: the first
+# plane's four in-plane loads were used only inside the branch that computes the point, so the
+# compiler moved them there, after the batch's other loads, and a warp waited for memory twice per
+# batch. The 32-bit march computes every point of a whole batch and picks the stored value with a
+# select, so all its loads are issued together.
 
 # %%
 print("variant                    loads per point  sectors per warp load (32 B)")

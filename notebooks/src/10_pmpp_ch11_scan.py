@@ -296,11 +296,19 @@ puzzles.check("ch11_lookback", lookback_scan)
 # Closing the remaining gap to the copy would take hiding the look-back:
 #
 # - a block loading its next tile while its first warp looks back;
-# - reading the flags with plain acquire loads instead of atomics (which Numba does not expose).
+# - reading the flags with plain acquire loads instead of atomics (which Numba does not expose);
+# - giving the other warps work while the first one looks back.
 #
-# Both look-back kernels' block shapes are searched on your GPU (winners in brackets). The goal is
-# 85% of the device copy measured in the same run, and at least the speed of CuPy's `cumsum` (the
-# peer) in that run. On a CPU machine this cell says so and does nothing.
+# `ch11_lookback_fast` tries the last one. It searches two GPU-only kernels (`lookback32.py`) with
+# the block shapes above. `lookback_u32` is the look-back scan with 32-bit indices: Numba computes
+# indices in 64 bits, and 32 halve the machine code per element (`python -m tools.ptx_count ch11`).
+# `lookback_overlap` also reorders the tile's work: every warp first only adds up its elements, so
+# the tile's total is known after one barrier; then the first warp looks back while the other
+# warps scan their rows.
+#
+# Every search's block shapes are tuned on your GPU (winners in brackets). The goal, judged on
+# `ch11_lookback_fast`, is 85% of the device copy measured in the same run, and at least the speed
+# of CuPy's `cumsum` (the peer) in that run. On a CPU machine this cell says so and does nothing.
 
 # %%
 if timing.skip_reason():

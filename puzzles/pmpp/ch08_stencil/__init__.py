@@ -5,6 +5,7 @@
   memory -> ch08_stencil_register (exercise), only the current plane shared, the planes below and
   above in each thread's registers.
 - columns.py: the GPU-only column marches and the loads per point they ask (`requests_per_point`).
+- columns32.py: GPU-only, the flat column march with 32-bit indices and several columns a thread.
 - common.py: the coefficients, the tile geometry, the NumPy truth (`stencil`), the shapes.
 - bench.py: the GPU variants and launchers, the benchmark and its GOAL.
 

@@ -7,6 +7,8 @@ hierarchical.py  any length in three launches per level: section scans, their to
 single_pass.py   one launch: the domino scan, then the decoupled look-back
 common.py        the constants, values, NumPy section scan and sizes the ladders share
 bench.py         benchmark() and GOAL (and the GPU-only raked look-back)
+lookback32.py    GPU-only: the look-back scan with 32-bit indices, and with its look-back overlapped
+                 with the scan work (both searched by the benchmark)
 """
 
 # the names notebooks, tests and tools reach as `ch11.<name>`

@@ -4,6 +4,7 @@ co_rank.py   ch12_co_rank: for an output position k, how many elements of A the 
 merge.py     the merge ladder: basic, tiled (shared-memory rounds), circular buffers
 common.py    the constants, the inputs, and the co_rank device function both ladders use
 bench.py     benchmark() and GOAL (and the GPU-only partitioned merge)
+partitioned32.py  GPU-only: the partitioned merge with 32-bit indices (searched by the benchmark)
 """
 
 # the names notebooks, tests and tools reach as `ch12.<name>`

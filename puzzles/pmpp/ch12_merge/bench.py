@@ -19,7 +19,7 @@ from .merge import (
 
 # ------------------------------------------------------------------ GPU benchmark
 
-GOAL = {"ceiling": "copy", "fraction": 0.5, "best": "ch12_merge_partitioned"}
+GOAL = {"ceiling": "copy", "fraction": 0.5, "best": "ch12_merge_partitioned_u32"}  # partitioned32.py
 # merge_partitioned's knobs, searched on the GPU at hand: threads per block x outputs per thread
 PART_GRID = {  # two tiles of tpb x items floats must fit the 48 KiB of static shared memory
     f"{tpb} threads x {items}": (tpb, items)
@@ -151,6 +151,7 @@ def benchmark(scale: float = 1.0):
         seconds = timing.time_gpu(lambda k=kern, g=blocks, t=tpb: k[g, t](c, da, db, m, n), reps=10)
         rows.append(timing.Measurement(name, seconds, bytes=nbytes))
     rows.append(_partitioned_row(c, da, db, m, n, expected, nbytes, rng, scale))
+    rows.append(_partitioned_row(c, da, db, m, n, expected, nbytes, rng, scale, "ch12_merge_partitioned_u32"))
     peer = timing.library_peer(
         "merge",
         [
@@ -172,24 +173,30 @@ def _peer_merge(xp, a, b):
     return xp.sort(xp.cat((a, b))).values  # PyTorch
 
 
-def _partitioned_kernels(tpb, items):
+def _partitioned_kernels(tpb, items, u32=False):
+    """(partition kernel, merge kernel, tile, threads); `u32`: the merge of partitioned32.py."""
     from helpers.timing import specialize
+
+    from .partitioned32 import co_rank_tile, merge_partitioned_u32
 
     tile = tpb * items
     helpers = [co_rank, merge_sequential]
     part = specialize(merge_partition, helpers, PART_TILE=tile)
-    merge = specialize(merge_partitioned, helpers, PART_TPB=tpb, PART_ITEMS=items, PART_TILE=tile)
+    kernel, used = (merge_partitioned_u32, [co_rank_tile]) if u32 else (merge_partitioned, helpers)
+    merge = specialize(kernel, used, PART_TPB=tpb, PART_ITEMS=items, PART_TILE=tile)
     return part, merge, tile, tpb
 
 
-def _partitioned_row(c, da, db, m, n, expected, nbytes, rng, scale):
-    """Validate every candidate of the search (odd sizes, ties, one side empty), tune, time."""
+def _partitioned_row(c, da, db, m, n, expected, nbytes, rng, scale, name="ch12_merge_partitioned"):
+    """Validate every candidate of the search (odd sizes, ties, one side empty), tune, time; `name`
+    ch12_merge_partitioned_u32: the same search over partitioned32.py's merge."""
     from helpers import timing, tuning
 
     def bounds_for(total, kernels):  # one co-rank per tile boundary
         return cuda.device_array((total + kernels[2] - 1) // kernels[2] + 1, np.int32)
 
-    kernels = {cfg: _partitioned_kernels(*cfg) for cfg in PART_GRID.values()}
+    u32 = name.endswith("_u32")
+    kernels = {cfg: _partitioned_kernels(*cfg, u32=u32) for cfg in PART_GRID.values()}
     checks = [(max(301, int(100_003 * scale)), max(203, int(77_777 * scale))), (0, 1000), (999, 1)]
     for label, cfg in PART_GRID.items():
         for sm, sn in checks:
@@ -198,7 +205,7 @@ def _partitioned_row(c, da, db, m, n, expected, nbytes, rng, scale):
             bounds = bounds_for(sm + sn, kernels[cfg])
             partitioned_merge(small_c, cuda.to_device(a), cuda.to_device(b), sm, sn, bounds, kernels[cfg])
             timing.validate(
-                f"ch12_merge_partitioned ({label}, m={sm}, n={sn})",
+                f"{name} ({label}, m={sm}, n={sn})",
                 small_c.copy_to_host(),
                 merge_spec(a, b, sm, sn),
                 rtol=0,
@@ -209,9 +216,7 @@ def _partitioned_row(c, da, db, m, n, expected, nbytes, rng, scale):
         cfg: lambda k=k, bd=bounds[cfg]: partitioned_merge(c, da, db, m, n, bd, k)
         for cfg, k in kernels.items()
     }
-    choice, seconds = tuning.tuned_time(
-        "ch12_merge_partitioned", PART_GRID, lambda cfg: timing.time_gpu(launches[cfg], reps=20)
-    )
+    choice, seconds = tuning.tuned_time(name, PART_GRID, lambda cfg: timing.time_gpu(launches[cfg], reps=20))
     launches[choice.config]()
-    timing.validate("ch12_merge_partitioned", c.copy_to_host(), expected, rtol=0, atol=0)
-    return timing.Measurement("ch12_merge_partitioned", seconds, bytes=nbytes, config=choice.label)
+    timing.validate(name, c.copy_to_host(), expected, rtol=0, atol=0)
+    return timing.Measurement(name, seconds, bytes=nbytes, config=choice.label)

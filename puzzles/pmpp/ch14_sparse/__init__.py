@@ -18,6 +18,7 @@ The ladder, one op per file:
     coo.py       ch14_spmv_coo: a thread per nonzero, atomics
     csr.py       ch14_spmv_csr (a thread per row), ch14_spmv_csr_vector (a warp per row);
                  spmv_csr_lanes (GPU only: LANES lanes per row)
+    csr_fast.py  GPU only, the benchmark's CSR search: 32-bit thread per row, sub-warp, CSR-Stream
     ell.py       ch14_spmv_ell: padded, column-major
     hybrid.py    ch14_spmv_hybrid: ELL + COO overflow in one launch
     jds.py       ch14_spmv_jds: jagged diagonals
