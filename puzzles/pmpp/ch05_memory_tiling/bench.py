@@ -91,12 +91,13 @@ def prefetch_launcher(bn: int, bk: int, max_registers: int | None, two_stage: bo
     return launch
 
 
-def v4_launcher(bn: int, bk: int, max_registers: int | None):
+def v4_launcher(bn: int, bk: int, max_registers: int | None, unroll: int = 8):
     """launch(p, m, n, rows, inner, cols) for sgemm_v4.py's kernel (16-byte loads and stores):
-    128 x `bn` block tiles, 8 x 8 outputs per thread, `bk` columns of m per step."""
+    128 x `bn` block tiles, 8 x 8 outputs per thread, `bk` columns of m per step, `unroll` k values
+    written out per trip of the k loop."""
     options = {"max_registers": max_registers} if max_registers else None
-    consts = sgemm_v4.v4_constants(128, bn, bk, 8, 8)
-    inline = (sgemm_v4._fetch, sgemm_v4._k1, sgemm_v4._k4)
+    consts = sgemm_v4.v4_constants(128, bn, bk, 8, 8, unroll)
+    inline = (sgemm_v4._fetch, sgemm_v4._k1, sgemm_v4._k4, sgemm_v4._k8)
     kernel = specialize(sgemm_v4.v4_matmul_kernel, inline, jit_options=options, **consts)
 
     def launch(p, m, n, rows, inner, cols):
@@ -130,13 +131,21 @@ PREFETCH_GRID.update(
         for cap in (128, None)
     }
 )
-# sgemm_v4.py's kernel: 16-byte global loads, shared stores and result stores. ptxas (CUDA 13,
-# sm_90): 125 registers at 128x128, BK 8, no spill (two blocks of 256 threads per SM, no cap
-# needed); 149-159 at BK 16 or 128x64, which spill 140-200 bytes under a 128 cap: searched uncapped
+# sgemm_v4.py's kernel: 16-byte global loads, shared stores and result stores. ptxas (CUDA 13, sm_90,
+# registers uncapped, no spill): 128x128 BK 8 with the k step written out, 153 registers (one block
+# of 256 threads per SM); with a two-trip k loop, 125 (two blocks); capped at 128 it spills 76 bytes;
+# 128x128 BK 16: 159; 128x64 BK 8: 151
+V4_SHAPES = ((128, 8, None, 8), (128, 8, None, 4), (128, 8, 128, 8), (128, 16, None, 8), (64, 8, None, 8))
 PREFETCH_GRID.update(
     {
-        f"16-byte loads, 128x{bn}, BK {bk}, no register cap": ("v4", bn, bk, None)
-        for bn, bk in ((128, 8), (128, 16), (64, 8))
+        f"16-byte loads, 128x{bn}, BK {bk}, {cap or 'no'} register cap, k unrolled by {u}": (
+            "v4",
+            bn,
+            bk,
+            cap,
+            u,
+        )
+        for bn, bk, cap, u in V4_SHAPES
     }
 )
 

@@ -23,13 +23,16 @@ A_V, B_V = BM * BK // (4 * NT), BK * BN // (4 * NT)  # 16-byte loads per thread 
 A_REG, B_REG = 4 * A_V, 4 * B_V  # their registers (local-array shapes must be plain constants)
 M_TILE2, N_TILE2 = 2 * BK * BM_PAD, 2 * BK * BN  # two stages (shared shapes must be plain constants)
 KQ, NQ = BK // 4, BN // 4  # groups of 4 along a row of m's tile and of n's tile
+UNROLL = 8  # k values written out per trip of the k loop (8: no loop left at BK 8; 4: fewer registers)
 
 
-def v4_constants(bm, bn, bk, tm, tn):
-    """regtile_constants plus the 16-byte load counts; every tile row a whole number of 16 bytes."""
+def v4_constants(bm, bn, bk, tm, tn, unroll=8):
+    """regtile_constants plus the 16-byte load counts (every tile row a whole number of 16 bytes) and
+    UNROLL, the k values written out per trip of the k loop (8 or 4)."""
     c = regtile_constants(bm, bn, bk, tm, tn)
     nt = c["NT"]
-    assert tm % 4 == 0 and tn % 4 == 0 and bk % 4 == 0, "TM, TN and BK must be multiples of 4"
+    assert tm % 4 == 0 and tn % 4 == 0, "TM and TN must be multiples of 4"
+    assert unroll in (4, 8) and bk % unroll == 0, "BK must be a multiple of the unrolling (4 or 8)"
     assert bm * bk % (4 * nt) == 0 and bk * bn % (4 * nt) == 0, "each thread must load whole groups of 4"
     return {
         **c,
@@ -41,6 +44,7 @@ def v4_constants(bm, bn, bk, tm, tn):
         "N_TILE2": 2 * c["N_TILE"],
         "KQ": bk // 4,
         "NQ": bn // 4,
+        "UNROLL": unroll,
     }
 
 
@@ -98,6 +102,14 @@ def _k4(m_tile, n_tile, mb, nb, m_reg, n_reg, acc):
     _k1(m_tile, n_tile, mb + uint32(3 * BM_PAD), nb + uint32(3 * BN), m_reg, n_reg, acc)
 
 
+@cuda.jit(device=True, inline="always")
+def _k8(m_tile, n_tile, mb, nb, m_reg, n_reg, acc):
+    # 8 k written out: at BK 8 the step has no k loop left (ptxas at 128x128: 153 registers, no spill;
+    # UNROLL 4 keeps a two-trip loop, 125 registers: two blocks of 256 threads per SM instead of one)
+    _k4(m_tile, n_tile, mb, nb, m_reg, n_reg, acc)
+    _k4(m_tile, n_tile, mb + uint32(4 * BM_PAD), nb + uint32(4 * BN), m_reg, n_reg, acc)
+
+
 @cuda.jit
 def v4_matmul_kernel(pf, mf, nf, rows, inner, cols, vec):
     # pf, mf, nf: p, m and n flattened (row-major); vec: 1 when inner and cols are multiples of 4
@@ -143,8 +155,28 @@ def v4_matmul_kernel(pf, mf, nf, rows, inner, cols, vec):
             _fetch(mf, nf, a_reg, b_reg, t, row0, col0, k1, rows, inner, cols, inside and k1 + BK <= inner)
         mb = ms + uint32(ty * 4)
         nb = ns + uint32(tx * 4)
-        for kq4 in range(BK // 4):
-            _k4(m_tile, n_tile, mb + uint32(kq4 * 4 * BM_PAD), nb + uint32(kq4 * 4 * BN), m_reg, n_reg, acc)
+        if UNROLL == 8:
+            for kq8 in range(BK // 8):
+                _k8(
+                    m_tile,
+                    n_tile,
+                    mb + uint32(kq8 * 8 * BM_PAD),
+                    nb + uint32(kq8 * 8 * BN),
+                    m_reg,
+                    n_reg,
+                    acc,
+                )
+        else:
+            for kq4 in range(BK // 4):
+                _k4(
+                    m_tile,
+                    n_tile,
+                    mb + uint32(kq4 * 4 * BM_PAD),
+                    nb + uint32(kq4 * 4 * BN),
+                    m_reg,
+                    n_reg,
+                    acc,
+                )
         stage = 1 - stage
     for i in range(TM):
         r = row0 + ty * 4 + (i // 4) * (TY * 4) + i % 4
