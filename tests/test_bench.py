@@ -299,3 +299,56 @@ def test_assume_t4_needs_no_gpu_and_scales_a_results_file(tmp_path, capsys):
     (tmp_path / "bad.json").write_text("{}")
     assert bench.main(["--assume", "t4", "--only", "ch02", "--from", str(tmp_path / "bad.json")]) == 2
     assert "error: cannot scale" in capsys.readouterr().out
+
+
+# what `ncu --import REPORT --csv --page raw` prints (abridged): a header, a units row, a row per launch
+_STALL = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
+_NCU_COLUMNS = [
+    ("ID", "", "0"),
+    (
+        "Kernel Name",
+        "",
+        "cudapy::puzzles::pmpp::ch18_electrostatics::dcs_fast::dcs_split_kernel$12(Array<float>)",
+    ),
+    ("Block Size", "", "(32, 8, 1)"),
+    ("Grid Size", "", "(2, 512, 1)"),
+    ("gpu__time_duration.sum", "msecond", "0.31"),
+    ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "%", "91.5"),
+    ("launch__registers_per_thread", "register/thread", "40"),
+    ("sm__warps_active.avg.pct_of_peak_sustained_active", "%", "88.2"),
+    ("sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active", "%", "45.1"),
+    ("sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active", "%", "97.3"),
+    ("sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active", "%", "3.0"),
+    (_STALL.format("barrier"), "inst", "0.20"),
+    (_STALL.format("selected"), "inst", "1.00"),
+    (_STALL.format("math_pipe_throttle"), "inst", "2.50"),
+    (_STALL.format("long_scoreboard"), "inst", "0.05"),
+    (_STALL.format("wait"), "inst", "0.70"),
+]
+NCU_CSV = "==PROF== Connected to process\n" + "\n".join(
+    ",".join(f'"{c[k]}"' for c in _NCU_COLUMNS) for k in range(3)
+)
+
+
+def test_ncu_summary_reads_ncu_csv_and_names_the_limits(monkeypatch, capsys):
+    """tools.ncu_summary (GPU machines: ncu on tools.profile's launches) on a fake report: short kernel
+    name, time in microseconds, the busiest pipes and the top three stalls ("selected" is no stall);
+    metrics the report lacks print as "-"; without ncu on PATH it fails loudly."""
+    from tools import ncu_summary
+
+    (row,) = ncu_summary.summarise(NCU_CSV)
+    assert row["name"] == "dcs_split_kernel" and row["block"] == "(32, 8, 1)"
+    assert row["time_us"] == pytest.approx(310.0) and row["SM %"] == 91.5 and row["regs"] == 40
+    assert row["pipes"] == [("xu", 97.3), ("fma", 45.1)]
+    assert row["stalls"] == [("math_pipe_throttle", 2.5), ("wait", 0.7), ("barrier", 0.2)]
+    text = ncu_summary.render([row])
+    assert "dcs_split_kernel" in text and "xu 97%" in text and "math_pipe_throttle 2.50" in text
+    assert row["mem %"] is None and " - " in text
+    cmd = ncu_summary.command(["ch05", "ch18"], ncu_summary.Path("/tmp/r"))
+    assert cmd[0] == "ncu" and cmd[-3:] == ["tools.profile", "ch05", "ch18"] and "WarpStateStats" in cmd
+    with pytest.raises(ValueError, match="no CSV header"):
+        ncu_summary.summarise("ncu: no kernels were profiled")
+    monkeypatch.setattr(ncu_summary.shutil, "which", lambda _: None)
+    assert (
+        ncu_summary.main(["ch18"]) == 1 and "ncu (Nsight Compute) is not on PATH" in capsys.readouterr().err
+    )

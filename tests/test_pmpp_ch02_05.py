@@ -188,6 +188,54 @@ def test_two_stage_sgemm_is_unrolled_and_stays_in_registers():
     assert "ld.local" not in ptx and ".f64" not in ptx and "ld.shared.f32" not in ptx
 
 
+def test_v4_sgemm_matches_numpy_on_the_simulator(sim_engine):
+    """sgemm_v4.py's kernel (16-byte loads, a benchmark candidate) at small tiles through its
+    launcher's logic: shapes of whole tiles with inner and cols multiples of 4 take the 16-byte path,
+    ragged ones and unaligned widths the bounds-tested scalar loads; all against float64."""
+    from puzzles.pmpp.ch05_memory_tiling import sgemm_v4 as v
+
+    c = v.v4_constants(32, 32, 8, 4, 4)
+    k = ch05.specialize(v.v4_matmul_kernel, (v._fetch, v._k1, v._k4, v._k8), **c)
+    rng = np.random.default_rng(7)
+    for rows, inner, cols, vec in ((64, 32, 64, 1), (70, 44, 36, 1), (37, 9, 41, 0), (64, 16, 64, 0)):
+        m = rng.normal(0, 1, (rows, inner)).astype(np.float32)
+        n = rng.normal(0, 1, (inner, cols)).astype(np.float32)
+        dp = cuda.to_device(np.full(rows * cols, np.nan, np.float32))
+        grid = (math.ceil(cols / 32), math.ceil(rows / 32))
+        k[grid, (c["TX"], c["TY"])](
+            dp, cuda.to_device(m.ravel()), cuda.to_device(n.ravel()), rows, inner, cols, vec
+        )
+        got = dp.copy_to_host().reshape(rows, cols)
+        np.testing.assert_allclose(got, m.astype(np.float64) @ n, rtol=1e-4, atol=1e-4)
+    with pytest.raises(AssertionError, match="multiple of the unrolling"):
+        v.v4_constants(128, 128, 6, 8, 8)
+
+
+@pytest.mark.parametrize("cc, unroll", [((7, 5), 4), ((9, 0), 8)])
+def test_v4_sgemm_issues_16_byte_loads_and_stays_in_registers(cc, unroll):
+    """At the benchmark's tiles (128x128, BK 8, 8x8 per thread; the k loop unrolled by 4 for the T4's
+    target, a quicker compile, by 8 for the H100's): global loads, the n tile's shared stores, the
+    shared reads and the result's stores are 16 bytes wide; nothing in local memory."""
+    from numba import types
+
+    from helpers.ptx import _device_functions_without_gpu
+    from puzzles.pmpp.ch05_memory_tiling import sgemm_v4 as v
+
+    flat = types.float32[::1]
+    sig = (flat, flat, flat, types.int64, types.int64, types.int64, types.int64)
+    big = ch05.specialize(
+        v.v4_matmul_kernel, (v._fetch, v._k1, v._k4, v._k8), **v.v4_constants(128, 128, 8, 8, 8, unroll)
+    )
+    with _device_functions_without_gpu(cc):
+        ptx, _ = cuda.compile_ptx(big.py_func, sig, cc=cc)
+    assert ptx.count("ld.global.v4.f32") >= 2 and ptx.count("st.shared.v4.f32") >= 1
+    assert ptx.count("ld.shared.v4.f32") >= 16 and ptx.count("st.global.v4.f32") >= 16
+    assert ptx.count("fma.rn.f32") >= 64 * unroll  # the k values written out per trip of the loop
+    assert (
+        "ld.local" not in ptx and "st.local" not in ptx and ".f64" not in ptx and "ld.shared.f32" not in ptx
+    )
+
+
 def test_regtile_constants_reject_uneven_loads():
     with pytest.raises(AssertionError, match="whole shares"):
         ch05.regtile_constants(128, 128, 3, 8, 8)

@@ -250,6 +250,50 @@ def test_ch18_benchmark_kernels_compile():
     assert ".f64" not in _compile(ch18.dcs_cutoff, (_f32(1, 1), _f32(1, 1, 1, 4), np.float32(0.3), 1, 1))
 
 
+def test_ch18_split_kernel_matches_float64_on_the_simulator(sim_engine):
+    """dcs_fast.py's kernel (a benchmark candidate: atoms split over threadIdx.y, partial sums added
+    in shared memory) at small constants, every row against the float64 map: rows shorter than a
+    block, several blocks, atoms not a multiple of the slices."""
+    from numba import cuda
+
+    from helpers.timing import specialize
+    from puzzles.pmpp.ch18_electrostatics import dcs_fast as f
+
+    rng = np.random.default_rng(18)
+    for (txf, split, cf), (nx, ny, n) in (
+        ((8, 4, 2), (37, 3, 13)),
+        ((4, 3, 2), (5, 2, 7)),
+        ((8, 2, 4), (70, 2, 16)),
+    ):
+        k = specialize(f.dcs_split_kernel, **f.fast_constants(txf, split, cf))
+        z = np.float32(0.2)
+        atoms = ch18.make_atoms(rng, n, nx, ny, z)
+        energy = cuda.to_device(np.full((ny, nx), np.nan, np.float32))
+        k[(math.ceil(nx / (txf * cf)), ny), (txf, split)](energy, cuda.to_device(atoms.ravel()), z, nx, ny)
+        want = ch18.potential(atoms, z, nx, ny)
+        np.testing.assert_allclose(energy.copy_to_host(), want, rtol=1e-5, atol=ch18.coulomb_tolerance(n))
+
+
+@pytest.mark.parametrize("cc", [(7, 5), (9, 0)])
+def test_ch18_split_kernel_is_one_rsqrt_per_term(cc):
+    """At a benchmark shape: one rsqrt.approx.ftz.f32 (MUFU.RSQ, no denormal fix-up) per term, no
+    division or square root, one 16-byte load per atom, nothing in local memory, no float64."""
+    from numba import cuda, types
+
+    from helpers.timing import specialize
+    from puzzles.pmpp.ch18_electrostatics import dcs_fast as f
+
+    if not ptx.available():
+        pytest.skip("NVVM is not installed: no PTX compilation here")
+    k = specialize(f.dcs_split_kernel, **f.fast_constants(32, 8, 8))
+    sig = (types.float32[:, ::1], types.float32[::1], types.float32, types.int64, types.int64)
+    with ptx._device_functions_without_gpu(cc):
+        text, _ = cuda.compile_ptx(k.py_func, sig, cc=cc)
+    assert text.count("rsqrt.approx.ftz.f32") >= 8 and "ld.global.v4.f32" in text
+    assert "div." not in text and "sqrt.rn" not in text and "rsqrt.approx.f32" not in text
+    assert "ld.local" not in text and "st.local" not in text and ".f64" not in text
+
+
 # ------------------------------------------------------------------ benchmarks: a dry run on the simulator
 
 

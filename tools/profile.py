@@ -3,7 +3,7 @@ profiler sees exactly those launches:
 
     ncu --clock-control none --section SpeedOfLight --section WarpStateStats \\
         --section ComputeWorkloadAnalysis --metrics dram__bytes_read.sum,dram__bytes_write.sum \\
-        python -m tools.profile ch08     # or ch05 ch06 ch07 ch09 ch11 ch12 ch14 tc, several, or none: all
+        python -m tools.profile ch08      # or ch05 ch06 ch07 ch09 ch11 ch12 ch14 ch18 tc, several, or none: all
 
 Each launch is the configuration the notebook's table names (and, for ch08, ch11, ch12 and ch14, the
 32-bit-index candidates beside the old kernels). Without a GPU it prints why and exits.
@@ -23,11 +23,15 @@ def ch05(rng):
     from numba import cuda
 
     from puzzles.pmpp import ch05_memory_tiling as c5
+    from puzzles.pmpp.ch05_memory_tiling.bench import v4_launcher
 
     s = 4096
     dm = cuda.to_device(rng.standard_normal((s, s)).astype(np.float32))
     dn = cuda.to_device(rng.standard_normal((s, s)).astype(np.float32))
-    c5.prefetch_launcher(128, 8, 128)(cuda.device_array((s, s), np.float32), dm, dn, s, s, s)
+    dp = cuda.device_array((s, s), np.float32)
+    c5.prefetch_launcher(128, 8, 128)(dp, dm, dn, s, s, s)
+    c5.prefetch_launcher(128, 8, 128, two_stage=True)(dp, dm, dn, s, s, s)  # sgemm_fast.py
+    v4_launcher(128, 8, None)(dp, dm, dn, s, s, s)  # sgemm_v4.py: 16-byte loads
     try:  # cuBLAS, for the comparison in notebook 04
         import cupy as cp
 
@@ -148,6 +152,29 @@ def ch14(rng):
         print("no CuPy: cuSPARSE not launched", file=sys.stderr)
 
 
+def ch18(rng):
+    """The benchmark's map (512 x 512 points, 4000 atoms): the rsqrtf kernel (IEEE, then fastmath)
+    and dcs_fast.py's split-atoms kernel at two shapes."""
+    import math
+
+    from numba import cuda
+
+    from helpers.timing import specialize
+    from puzzles.pmpp import ch18_electrostatics as c18
+    from puzzles.pmpp.ch18_electrostatics import dcs_fast
+
+    nx = ny = 512
+    z = np.float32(0.3)
+    atoms = cuda.to_device(c18.make_atoms(rng, 4000, nx, ny, z))
+    energy = cuda.device_array((ny, nx), np.float32)
+    for jit in ({}, {"fastmath": True}):
+        k = specialize(c18.dcs_coarsened_rsqrt, COARSEN=4, jit_options=jit or None)
+        k[(nx // 512, ny // 2), (128, 2)](energy, atoms, z, nx, ny)
+    for txf, split, cf in ((32, 8, 8), (32, 4, 8)):
+        k = specialize(dcs_fast.dcs_split_kernel, **dcs_fast.fast_constants(txf, split, cf))
+        k[(math.ceil(nx / (txf * cf)), ny), (txf, split)](energy, atoms.reshape(atoms.size), z, nx, ny)
+
+
 def tc(rng):
     """The tensor-core GEMM at 4096^3 and cuBLAS HGEMM beside it (notebook 28)."""
     from numba import cuda
@@ -179,6 +206,7 @@ STUDIES = {
     "ch11": ch11,
     "ch12": ch12,
     "ch14": ch14,
+    "ch18": ch18,
     "tc": tc,
 }
 ELEMENTS = {  # what one launch of a study handles: grid points, outputs, nonzeros (per-element counts)

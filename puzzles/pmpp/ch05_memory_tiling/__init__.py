@@ -9,6 +9,8 @@ reads (worked; the SGEMM that reaches 40% of cuBLAS). One op ladder per file:
 - coarsening.py: ch05_matmul_coarse, ch05_matmul_rows.
 - regtile.py: ch05_matmul_regtile, ch05_matmul_prefetch.
 - sgemm_fast.py: the benchmark's two-stage SGEMM (no exercise; a candidate of the search).
+- sgemm_v4.py: the same with 16-byte global loads and stores (no exercise; a candidate of the search).
+- vec4.py: the 16-byte load and store intrinsics sgemm_v4.py uses (Python on the simulator).
 - common.py: the chapter tag, TILE, the spec and the operands the cases share.
 - bench.py: the benchmark and its GOAL.
 """

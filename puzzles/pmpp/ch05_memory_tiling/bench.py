@@ -11,7 +11,7 @@ from helpers import timing, tuning
 from helpers.timing import specialize
 from puzzles.pmpp.ch03_grids.matmul import matmul_kernel, spec_matmul
 
-from . import sgemm_fast
+from . import sgemm_fast, sgemm_v4
 from .regtile import prefetch_matmul_kernel, regtile_constants, regtile_matmul_kernel
 from .sgemm_fast import fast_constants, prefetch2_matmul_kernel
 from .tiled import dynamic_tiled_matmul_kernel, tiled_matmul_kernel
@@ -91,6 +91,30 @@ def prefetch_launcher(bn: int, bk: int, max_registers: int | None, two_stage: bo
     return launch
 
 
+def v4_launcher(bn: int, bk: int, max_registers: int | None, unroll: int = 8):
+    """launch(p, m, n, rows, inner, cols) for sgemm_v4.py's kernel (16-byte loads and stores):
+    128 x `bn` block tiles, 8 x 8 outputs per thread, `bk` columns of m per step, `unroll` k values
+    written out per trip of the k loop."""
+    options = {"max_registers": max_registers} if max_registers else None
+    consts = sgemm_v4.v4_constants(128, bn, bk, 8, 8, unroll)
+    inline = (sgemm_v4._fetch, sgemm_v4._k1, sgemm_v4._k4, sgemm_v4._k8)
+    kernel = specialize(sgemm_v4.v4_matmul_kernel, inline, jit_options=options, **consts)
+
+    def launch(p, m, n, rows, inner, cols):
+        grid = (math.ceil(cols / bn), math.ceil(rows / 128))
+        vec = int(inner % 4 == 0 and cols % 4 == 0 and all(_aligned16(a) for a in (p, m, n)))
+        kernel[grid, (consts["TX"], consts["TY"])](
+            p.reshape(p.size), m.reshape(m.size), n.reshape(n.size), rows, inner, cols, vec
+        )
+
+    return launch
+
+
+def _aligned16(a) -> bool:
+    """The device array's data starts on a 16-byte boundary (a fresh allocation does; a slice may not)."""
+    return a.__cuda_array_interface__["data"][0] % 16 == 0
+
+
 # the prefetching kernel's knobs, searched on the GPU at hand: block tile width x k step x register
 # cap (the first is the default); then the two-stage kernel (sgemm_fast.py) at BK 8 only (at BK 16
 # its machine code needs 255 registers uncapped, and spills hundreds of bytes at 128)
@@ -107,6 +131,33 @@ PREFETCH_GRID.update(
         for cap in (128, None)
     }
 )
+# sgemm_v4.py's kernel: 16-byte global loads, shared stores and result stores. ptxas (CUDA 13, sm_90,
+# registers uncapped, no spill): 128x128 BK 8 with the k step written out, 153 registers (one block
+# of 256 threads per SM); with a two-trip k loop, 125 (two blocks); capped at 128 it spills 76 bytes;
+# 128x128 BK 16: 159; 128x64 BK 8: 151
+V4_SHAPES = ((128, 8, None, 8), (128, 8, None, 4), (128, 8, 128, 8), (128, 16, None, 8), (64, 8, None, 8))
+PREFETCH_GRID.update(
+    {
+        f"16-byte loads, 128x{bn}, BK {bk}, {cap or 'no'} register cap, k unrolled by {u}": (
+            "v4",
+            bn,
+            bk,
+            cap,
+            u,
+        )
+        for bn, bk, cap, u in V4_SHAPES
+    }
+)
+
+
+def _block_cols(cfg) -> int:
+    """The block tile's width of a PREFETCH_GRID setting."""
+    return cfg[1] if cfg[0] == "v4" else cfg[0]
+
+
+def _candidate(cfg):
+    """The launcher for one PREFETCH_GRID setting."""
+    return v4_launcher(*cfg[1:]) if cfg[0] == "v4" else prefetch_launcher(*cfg)
 
 
 # FLOP per byte of global loads each variant's algorithm issues: 2 FLOPs per multiply-add; a
@@ -130,7 +181,7 @@ def benchmark(scale: float = 1.0) -> list:
     """Validate every variant on ragged shapes, then time it on square matrices against cuBLAS."""
     rng = np.random.default_rng(6)
     launchers = _launchers()
-    candidates = {cfg: prefetch_launcher(*cfg) for cfg in PREFETCH_GRID.values()}
+    candidates = {cfg: _candidate(cfg) for cfg in PREFETCH_GRID.values()}
     searched = [(f"{BEST} [{label}]", candidates[cfg]) for label, cfg in PREFETCH_GRID.items()]
     for rows, inner, cols in ((517, 389, 263), (128, 64, 256), (1, 1000, 3), (300, 7, 129)):
         m = rng.normal(0, 1, (rows, inner)).astype(np.float32)
@@ -171,7 +222,7 @@ def benchmark(scale: float = 1.0) -> list:
                 seconds,
                 bytes=3 * 4 * size * size,
                 flops=2 * size**3,
-                intensity=intensity(128, choice.config[0]) if name == BEST else INTENSITY[name],
+                intensity=intensity(128, _block_cols(choice.config)) if name == BEST else INTENSITY[name],
                 config=choice.label if name == BEST else "",
             )
         )

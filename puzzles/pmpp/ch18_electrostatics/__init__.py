@@ -15,6 +15,7 @@ The ladder, one op per file:
     common.py    constants, the derived tolerance, the NumPy truth, the atoms
     dcs.py       ch18_dcs_scatter, ch18_dcs_gather, ch18_dcs_coarsened; dcs_coarsened_rsqrt (GPU only)
     cutoff.py    ch18_dcs_cutoff and its binning (bin_atoms)
+    dcs_fast.py  the benchmark's split-atoms kernel with rsqrt.approx.ftz (no exercise; searched)
     bench.py     benchmark(), GOAL, FLOPS_PER_PAIR
 """
 
