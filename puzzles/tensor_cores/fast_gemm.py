@@ -14,7 +14,14 @@ form; `python -m tools.profile`/ncu show where its time goes (see the notebook's
 import numpy as np
 from numba import cuda, float32, uint32
 
-from helpers.tensor_cores import mma_m16n8k8_packed, mma_m16n8k16_packed
+from helpers.tensor_cores import (
+    cp_async_16,
+    cp_async_commit,
+    cp_async_wait,
+    ldmatrix_x4,
+    mma_m16n8k8_packed,
+    mma_m16n8k16_packed,
+)
 
 BM, BN, BK = 128, 128, 32
 WM, WN = 64, 32  # a warp's part of the block's tile: warps 2 (M) x 4 (N)
@@ -118,6 +125,106 @@ def fast_gemm_k16(c, a32, bt32, m, n, k):
                     acc[i, j, 2] = d[2]
                     acc[i, j, 3] = d[3]
         cuda.syncthreads()
+    for i in range(TI):
+        for j in range(TJ):
+            for r in range(4):
+                c[row0 + wm + 16 * i + g + 8 * (r >> 1), col0 + wn + 8 * j + 2 * t + (r & 1)] = acc[i, j, r]
+
+
+# --- the pipelined candidate: cp.async into swizzled shared memory, 3 stages, ldmatrix fragments
+STAGES = 3  # k-slices in flight: 3 x (A 8 KiB + B 8 KiB) = 48 KiB, the static shared-memory limit
+WAIT = STAGES - 2  # cp.async groups left pending when a slice is used (a constant: PTX immediate)
+SLICE = BM * KW  # words of one operand's slice in one stage (128 rows x 16 words)
+SMEM = STAGES * SLICE  # words of one operand's stages (a constant: Numba sizes shared arrays by literals)
+
+
+@cuda.jit(device=True, inline=True)
+def swz(row, chunk):
+    """Word offset of 16-byte `chunk` (0-3) of `row` in a 64-byte-row slice, its chunk XOR-ed with
+    bits 1-2 of the row: the 8 rows one ldmatrix phase reads (8 consecutive rows, one chunk) land
+    on 8 different 16-byte bank groups, so neither ldmatrix nor the cp.async stores conflict."""
+    return row * KW + 4 * (chunk ^ ((row >> 1) & 3))
+
+
+@cuda.jit(device=True, inline=True)
+def _load_slice(sa, sb, a32, bt32, stage, kt, row0, col0, kw, tid):
+    """Start the copies of A's and B's k-slice `kt` into `stage`: 2 x 16 bytes of each per thread."""
+    for p in range(BM * 4 // THREADS):
+        e = tid + THREADS * p
+        r, ch = e >> 2, e & 3
+        dst = stage * SLICE + swz(r, ch)
+        cp_async_16(sa, dst, a32, (row0 + r) * kw + kt * KW + 4 * ch)
+        cp_async_16(sb, dst, bt32, (col0 + r) * kw + kt * KW + 4 * ch)
+
+
+@cuda.jit
+def fast_gemm_pipe(c, a32, bt32, m, n, k):
+    """fast_gemm_k16's tiles (128x128 a block, 64x32 a warp, m16n8k16), fed by a 3-stage cp.async
+    pipeline (slice kt + 2 is copied while slice kt is multiplied) and ldmatrix.x4 fragment loads
+    (one instruction brings a warp a 16x16 A fragment, or the B fragments of two n8 tiles). sm_80+."""
+    tid = cuda.threadIdx.x
+    warp, lane = tid // 32, tid % 32
+    g, t = lane >> 2, lane & 3
+    row0, col0 = cuda.blockIdx.y * BM, cuda.blockIdx.x * BN
+    wm, wn = WM * (warp // 4), WN * (warp % 4)
+    sa = cuda.shared.array(SMEM, uint32)
+    sb = cuda.shared.array(SMEM, uint32)
+    acc = cuda.local.array((TI, TJ, 4), float32)
+    af = cuda.local.array((TI, 4), uint32)
+    bf = cuda.local.array((TJ, 2), uint32)
+    for i in range(TI):
+        for j in range(TJ):
+            for r in range(4):
+                acc[i, j, r] = 0.0
+    kw = k // 2
+    ktiles = k // BK
+    for s in range(STAGES - 1):
+        if s < ktiles:
+            _load_slice(sa, sb, a32, bt32, s, s, row0, col0, kw, tid)
+        cp_async_commit()
+    # lane's ldmatrix row address: A rows lane % 16, chunk + lane // 16; B rows lane % 8 + 8 (lane // 16)
+    a_row, a_hi = lane & 15, lane >> 4
+    b_row, b_hi = (lane & 7) + 8 * (lane >> 4), (lane >> 3) & 1
+    for kt in range(ktiles):
+        cp_async_wait(WAIT)  # this thread's copies of slice kt have landed
+        cuda.syncthreads()  # everyone's have, and everyone is done with slice kt - 1's stage
+        nxt = kt + STAGES - 1
+        if nxt < ktiles:
+            _load_slice(sa, sb, a32, bt32, nxt % STAGES, nxt, row0, col0, kw, tid)
+        cp_async_commit()  # (an empty group at the end keeps the count WAIT means)
+        base = (kt % STAGES) * SLICE
+        for kk in range(BK // 16):
+            for i in range(TI):
+                f = ldmatrix_x4(sa, base + swz(wm + 16 * i + a_row, 2 * kk + a_hi))
+                af[i, 0] = f[0]  # rows 0-7, k 0-7
+                af[i, 1] = f[1]  # rows 8-15, k 0-7
+                af[i, 2] = f[2]  # rows 0-7, k 8-15
+                af[i, 3] = f[3]  # rows 8-15, k 8-15
+            for jp in range(TJ // 2):
+                f = ldmatrix_x4(sb, base + swz(wn + 16 * jp + b_row, 2 * kk + b_hi))
+                bf[2 * jp, 0] = f[0]  # columns 0-7 of the pair, k 0-7
+                bf[2 * jp, 1] = f[1]  # columns 0-7, k 8-15
+                bf[2 * jp + 1, 0] = f[2]  # columns 8-15, k 0-7
+                bf[2 * jp + 1, 1] = f[3]  # columns 8-15, k 8-15
+            for i in range(TI):
+                for j in range(TJ):
+                    d = mma_m16n8k16_packed(
+                        af[i, 0],
+                        af[i, 1],
+                        af[i, 2],
+                        af[i, 3],
+                        bf[j, 0],
+                        bf[j, 1],
+                        acc[i, j, 0],
+                        acc[i, j, 1],
+                        acc[i, j, 2],
+                        acc[i, j, 3],
+                    )
+                    acc[i, j, 0] = d[0]
+                    acc[i, j, 1] = d[1]
+                    acc[i, j, 2] = d[2]
+                    acc[i, j, 3] = d[3]
+    cp_async_wait(0)
     for i in range(TI):
         for j in range(TJ):
             for r in range(4):
