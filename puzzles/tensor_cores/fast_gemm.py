@@ -167,8 +167,8 @@ def fast_gemm_pipe(c, a32, bt32, m, n, k):
     g, t = lane >> 2, lane & 3
     row0, col0 = cuda.blockIdx.y * BM, cuda.blockIdx.x * BN
     wm, wn = WM * (warp // 4), WN * (warp % 4)
-    sa = cuda.shared.array(SMEM, uint32)
-    sb = cuda.shared.array(SMEM, uint32)
+    sa = cuda.shared.array(SMEM, uint32, alignment=16)
+    sb = cuda.shared.array(SMEM, uint32, alignment=16)
     acc = cuda.local.array((TI, TJ, 4), float32)
     af = cuda.local.array((TI, 4), uint32)
     bf = cuda.local.array((TJ, 2), uint32)
