@@ -8,6 +8,10 @@ API, so each is a `numba.extending.intrinsic` around one PTX instruction (llvmli
   each value holds is `position(frag, lane, i)` (helpers/sim/mma.py, from the PTX ISA).
 - `dp4a(a, b, c)`: c + the dot product of the four signed bytes packed in int32 `a` and `b`
   (`dp4a.s32.s32`, sm_61 and newer).
+- `ldmatrix_x4(shared, offset)` (and x1, x2, .trans): the warp loads 8x8 tiles of 16-bit values from
+  shared memory straight into mma fragment registers (sm_75); `cp_async_16(shared, i, global, j)`,
+  `cp_async_commit()`, `cp_async_wait(n)`: copies global -> shared that run while the warp computes
+  (sm_80). Offsets count the array's own elements. What they mean lane by lane: helpers/sim/mma.py.
 
 On the simulator each is tagged (`_sim_op`) and the engines run their own version: the mma as a
 warp-collective operation (every lane's fragments gathered, multiplied, scattered back), with the

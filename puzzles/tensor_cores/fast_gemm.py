@@ -9,7 +9,14 @@ words: the fragment loads hit 32 different banks), then each warp issues 4 x 16 
 `fast_gemm_k16` is the same with m16n8k16 (sm_80 and newer), half the instructions.
 Sizes: M and N multiples of 128, K a multiple of 32 (the benchmark's shapes); `fits` says so.
 Without ldmatrix, cp.async double buffering or Hopper's wgmma, this is the mma.sync route's simple
-form; `python -m tools.profile`/ncu show where its time goes (see the notebook's "Measure it")."""
+form; `python -m tools.profile`/ncu show where its time goes (see the notebook's "Measure it").
+
+`fast_gemm_pipe` / `fast_gemm_pipe_64x64` (candidates for issue 27's 50% of cuBLAS, sm_80 and newer)
+add what ncu found missing: cp.async copies three k-slices ahead into XOR-swizzled shared memory
+(no padding: 3 stages of both operands fill the 48 KiB static limit) and ldmatrix.x4 fragment loads
+(one instruction per 16x16 A fragment or per two n8 B fragments, against 4 32-bit loads a lane).
+Registers (ptxas 13.0, sm_90, no spills): 128 and 248. `python -m puzzles.tensor_cores.gemm_race`
+times every kernel here against cuBLAS HGEMM."""
 
 import numpy as np
 from numba import cuda, float32, uint32

@@ -18,7 +18,8 @@ from . import bench, fast_gemm
 
 def _registers(kernel) -> str:
     try:
-        return str(next(iter(kernel.get_regs_per_thread().values())))
+        regs = kernel.get_regs_per_thread()
+        return str(regs if isinstance(regs, int) else max(regs.values()))
     except Exception:  # noqa: BLE001 - older numba-cuda spells it differently: the figure is a nicety
         return "?"
 
