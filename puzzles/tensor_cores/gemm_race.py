@@ -46,6 +46,11 @@ def main(argv=None) -> int:
             f"GEMM {n}^3 (8 rows)", np.asarray(got)[pick], want, rtol=2e-2, atol=2e-2 * math.sqrt(n)
         )
 
+    # cuBLAS first: a candidate that faults (a misaligned address) leaves the CUDA context unusable
+    hgemm = bench._hgemm_peer(n, da, dbt, check)
+    if hgemm is None:
+        print("no cuBLAS HGEMM (neither CuPy nor torch): fractions left out")
+    ref = hgemm.seconds if hgemm is not None else None
     kernels = {f"{bench.BEST} [{k}]": v for k, v in bench._fast_kernels().items()}
     capped = bench._capped_kernel()
     if capped is not None:
@@ -79,10 +84,6 @@ def main(argv=None) -> int:
             continue
         regs[name] = _registers(kernel)
         rows.append((name, seconds))
-    hgemm = bench._hgemm_peer(n, da, dbt, check)
-    if hgemm is None:
-        print("no cuBLAS HGEMM (neither CuPy nor torch): fractions left out")
-    ref = hgemm.seconds if hgemm is not None else None
     flops = 2 * n**3
     dev = cuda.get_current_device().name
     print(f"GEMM {n}^3, {dev.decode() if isinstance(dev, bytes) else dev}")
