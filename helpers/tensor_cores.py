@@ -8,6 +8,10 @@ API, so each is a `numba.extending.intrinsic` around one PTX instruction (llvmli
   each value holds is `position(frag, lane, i)` (helpers/sim/mma.py, from the PTX ISA).
 - `dp4a(a, b, c)`: c + the dot product of the four signed bytes packed in int32 `a` and `b`
   (`dp4a.s32.s32`, sm_61 and newer).
+- `ldmatrix_x4(shared, offset)` (and x1, x2, .trans): the warp loads 8x8 tiles of 16-bit values from
+  shared memory straight into mma fragment registers (sm_75); `cp_async_16(shared, i, global, j)`,
+  `cp_async_commit()`, `cp_async_wait(n)`: copies global -> shared that run while the warp computes
+  (sm_80). Offsets count the array's own elements. What they mean lane by lane: helpers/sim/mma.py.
 
 On the simulator each is tagged (`_sim_op`) and the engines run their own version: the mma as a
 warp-collective operation (every lane's fragments gathered, multiplied, scattered back), with the
@@ -205,6 +209,134 @@ def dp4a(typingctx, a, b, c):
     return types.int32(a, b, c), codegen
 
 
+# --- moving tiles: ldmatrix (sm_75) and cp.async (sm_80), on a shared/global array at an element offset
+
+LDMATRIX_ARCH = (7, 5)
+CP_ASYNC_ARCH = (8, 0)
+
+
+def _address(context, builder, aryty, ary, offty, offset, space):
+    """The address of element `offset` (counted in the array's own dtype from its first element, as
+    in a C-contiguous array's flat view) in the window of `space` (3: shared, a 32-bit integer; 1:
+    global, a 64-bit integer): Numba's data pointer is generic, an LLVM address-space cast turns it
+    into the window's (cvta.to.shared/global in the PTX, or nothing where LLVM sees where it came from)."""
+    from llvmlite import ir
+
+    data = context.make_array(aryty)(context, builder, ary).data
+    ptr = builder.gep(data, [context.cast(builder, offset, offty, types.intp)])
+    i8 = ir.IntType(8)
+    generic = builder.bitcast(ptr, i8.as_pointer())
+    windowed = builder.addrspacecast(generic, ir.PointerType(i8, space))
+    return builder.ptrtoint(windowed, ir.IntType(32 if space == 3 else 64))
+
+
+def _check_array(what, ary, offset):
+    if not isinstance(ary, types.Array) or not isinstance(offset, types.Integer):
+        raise errors.TypingError(f"{what} takes an array and an integer element offset, got {ary}, {offset}")
+
+
+def _ldmatrix(count: int, trans: bool):
+    name = f"ldmatrix_x{count}{'_trans' if trans else ''}"
+    text = (
+        f"ldmatrix.sync.aligned.m8n8.x{count}{'.trans' if trans else ''}.shared.b16 "
+        "{" + ",".join(f"${i}" for i in range(count)) + "}, [$" + str(count) + "];"
+    )
+
+    def typer(typingctx, ary, offset):
+        _check_array(name, ary, offset)
+        _require(name, LDMATRIX_ARCH)
+
+        def codegen(context, builder, sig, args):
+            from llvmlite import ir
+
+            i32 = ir.IntType(32)
+            addr = _address(context, builder, sig.args[0], args[0], sig.args[1], args[1], 3)
+            ret = i32 if count == 1 else ir.LiteralStructType([i32] * count)
+            r = _asm(builder, text, ",".join(["=r"] * count) + ",r,~{memory}", ret, [addr])
+            outs = [r] if count == 1 else [builder.extract_value(r, i) for i in range(count)]
+            return context.make_tuple(builder, sig.return_type, outs)
+
+        return types.UniTuple(types.uint32, count)(ary, offset), codegen
+
+    typer.__name__ = typer.__qualname__ = name
+    typer.__doc__ = (
+        f"`{text.split(' {')[0]}`: the warp loads {count} 8x8 matrices of 16-bit values from shared "
+        "memory; lane l gives the address (array + element offset) of row l % 8 of matrix l // 8 (lanes "
+        f"0-{8 * count - 1} are read; 16 bytes a row, 16-byte aligned) and receives, per matrix, one "
+        "uint32: row l >> 2, columns 2 (l & 3) and 2 (l & 3) + 1"
+        + (" of the transposed matrix." if trans else " (the low half the first).")
+    )
+    op = intrinsic(typer)
+    op._sim_op = "course_" + name
+    return op
+
+
+ldmatrix_x1 = _ldmatrix(1, False)
+ldmatrix_x2 = _ldmatrix(2, False)
+ldmatrix_x4 = _ldmatrix(4, False)
+ldmatrix_x2_trans = _ldmatrix(2, True)
+ldmatrix_x4_trans = _ldmatrix(4, True)
+
+
+@intrinsic
+def cp_async_16(typingctx, dst, dst_offset, src, src_offset):
+    """`cp.async.cg.shared.global`: start copying 16 bytes from `src` (global) at element
+    `src_offset` to `dst` (shared) at element `dst_offset`, without waiting (both 16-byte aligned);
+    `cp_async_commit()` closes a group of copies, `cp_async_wait(n)` waits until at most n groups
+    are still in flight (sm_80 and newer)."""
+    _check_array("cp_async_16", dst, dst_offset)
+    _check_array("cp_async_16", src, src_offset)
+    _require("cp_async_16 (cp.async)", CP_ASYNC_ARCH)
+
+    def codegen(context, builder, sig, args):
+        from llvmlite import ir
+
+        d = _address(context, builder, sig.args[0], args[0], sig.args[1], args[1], 3)
+        s = _address(context, builder, sig.args[2], args[2], sig.args[3], args[3], 1)
+        _asm(builder, "cp.async.cg.shared.global [$0], [$1], 16;", "r,l,~{memory}", ir.VoidType(), [d, s])
+        return context.get_dummy_value()
+
+    return types.none(dst, dst_offset, src, src_offset), codegen
+
+
+@intrinsic
+def cp_async_commit(typingctx):
+    """`cp.async.commit_group`: the copies started since the last commit form one group."""
+    _require("cp_async_commit (cp.async)", CP_ASYNC_ARCH)
+
+    def codegen(context, builder, sig, args):
+        from llvmlite import ir
+
+        _asm(builder, "cp.async.commit_group;", "~{memory}", ir.VoidType(), [])
+        return context.get_dummy_value()
+
+    return types.none(), codegen
+
+
+@intrinsic(prefer_literal=True)
+def cp_async_wait(typingctx, n):
+    """`cp.async.wait_group n`: wait until at most `n` (a constant) committed groups are pending."""
+    if not isinstance(n, types.IntegerLiteral):
+        raise errors.TypingError(
+            f"cp_async_wait(n): n must be a constant integer (the PTX takes an immediate), got {n}"
+        )
+    _require("cp_async_wait (cp.async)", CP_ASYNC_ARCH)
+    count = n.literal_value
+
+    def codegen(context, builder, sig, args):
+        from llvmlite import ir
+
+        _asm(builder, f"cp.async.wait_group {count};", "~{memory}", ir.VoidType(), [])
+        return context.get_dummy_value()
+
+    return types.none(n), codegen
+
+
+cp_async_16._sim_op = "course_cp_async_16"
+cp_async_commit._sim_op = "course_cp_async_commit"
+cp_async_wait._sim_op = "course_cp_async_wait"
+
+
 # the simulator's engines run their own version of each (helpers/sim/kernel.py rebinds by this tag)
 _mma._sim_op = "course_mma"
 _fragments._sim_op = "course_fragments"
@@ -213,11 +345,21 @@ mma_m16n8k16_packed._sim_op = "course_mma_k16_packed"
 dp4a._sim_op = "course_dp4a"
 
 __all__ = [
+    "CP_ASYNC_ARCH",
     "DP4A_ARCH",
+    "LDMATRIX_ARCH",
     "MMA_ARCH",
     "MMA_K16_ARCH",
     "arch_error",
+    "cp_async_16",
+    "cp_async_commit",
+    "cp_async_wait",
     "dp4a",
+    "ldmatrix_x1",
+    "ldmatrix_x2",
+    "ldmatrix_x2_trans",
+    "ldmatrix_x4",
+    "ldmatrix_x4_trans",
     "mma_m16n8k8",
     "mma_m16n8k8_packed",
     "mma_m16n8k16_packed",

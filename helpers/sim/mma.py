@@ -6,6 +6,12 @@ Fragments (per lane; group = lane >> 2, t = lane & 3, the lane's "thread in grou
   A (16x8, fp16, 4 values): a[i] holds A[group + 8 * (i >> 1), 2 * t + (i & 1)]
   B (8x8,  fp16, 2 values): b[i] holds B[2 * t + i, group]
   C, D (16x8, fp32, 4 values): c[i] holds C[group + 8 * (i >> 1), 2 * t + (i & 1)]
+
+ldmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared.b16 (PTX ISA, "Warp-level matrix load
+instruction: ldmatrix"): lane 8 m + r gives the address of row r of matrix m (16 bytes: 8 16-bit
+values); lane 4 r + w receives, of each matrix m, one 32-bit register holding that matrix's elements
+(r, 2w) in its low half and (r, 2w + 1) in its high half, or with .trans elements (2w, r) and
+(2w + 1, r): the layout of an mma fragment, so `ldmatrix_x4` fills an m16n8k16 A fragment at once.
 """
 
 from __future__ import annotations
@@ -74,6 +80,31 @@ def missing_lanes(present: Sequence[int], lanes_in_block: int) -> str:
     )
 
 
+LDMATRIX_ROW_BYTES = 16
+
+
+def ldmatrix_source(lane: int, m: int, w: int, trans: bool) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The (row, column) of matrix `m` in the low and the high half of `lane`'s register `m`."""
+    r = lane >> 2
+    if trans:
+        return (2 * w, r), (2 * w + 1, r)
+    return (r, 2 * w), (r, 2 * w + 1)
+
+
+def ldmatrix_scatter(rows: dict[int, np.ndarray], count: int, trans: bool) -> dict[int, tuple]:
+    """Each lane's `count` registers (uint32) from the rows lanes 0 .. 8 count - 1 addressed
+    (`rows[8 m + r]`: row r of matrix m as 8 uint16)."""
+    out = {}
+    for lane in range(32):
+        regs = []
+        for m in range(count):
+            (r0, c0), (r1, c1) = ldmatrix_source(lane, m, lane & 3, trans)
+            lo, hi = int(rows[8 * m + r0][c0]), int(rows[8 * m + r1][c1])
+            regs.append(np.uint32(lo | hi << 16))
+        out[lane] = tuple(regs)
+    return out
+
+
 def dp4a(a: Any, b: Any, c: Any) -> np.int32:
     """`dp4a.s32.s32`: the four signed bytes of `a` times those of `b`, summed into `c` (int32,
     wrapping as the GPU's 32-bit add does)."""
@@ -83,4 +114,14 @@ def dp4a(a: Any, b: Any, c: Any) -> np.int32:
     return np.uint32(s & 0xFFFFFFFF).view(np.int32)
 
 
-__all__ = ["OP", "check_values", "dp4a", "missing_lanes", "position", "warp_product"]
+__all__ = [
+    "LDMATRIX_ROW_BYTES",
+    "OP",
+    "check_values",
+    "dp4a",
+    "ldmatrix_scatter",
+    "ldmatrix_source",
+    "missing_lanes",
+    "position",
+    "warp_product",
+]

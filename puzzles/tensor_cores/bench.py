@@ -37,6 +37,11 @@ HGEMM = "cuBLAS HGEMM (fp16 in, fp32 accumulate)"
 # fit an SM (ncu on an H100: BEST needs more, 1 block a SM, 12.5% occupancy); spills are the risk
 CAPPED = "tensor-core GEMM (m16n8k16, <= 128 registers: 2 blocks/SM) (candidate)"
 CAP = 128
+# candidates (issue 27's 50% goal): fast_gemm_pipe (cp.async 3 stages, ldmatrix), as it is and capped;
+# each validated first, and one that fails says so in one line and is left out instead of stopping the run
+PIPE = "tensor-core GEMM (cp.async 3 stages + ldmatrix, 8 warps of 64x32) (candidate)"
+PIPE64 = "tensor-core GEMM (cp.async 3 stages + ldmatrix, 4 warps of 64x64) (candidate)"
+PIPE_SHAPE = (256, 128, 352)  # 11 k-slices: the 3 stages wrap around several times
 GOAL = timing.check_goal({"best": BEST, "ceiling": HGEMM, "fraction": 0.5})
 GOALS = [(BEST, "course FP32 SGEMM (ch05 best)", 2.0)]
 FAST_SHAPES = ((256, 384, 96), (128, 128, 32))  # (m, n, k) validated: multiples of the fast kernel's tiles
@@ -101,6 +106,52 @@ def _capped_kernel():
     if tuple(cuda.get_current_device().compute_capability) < (8, 0):
         return None
     return cuda.jit(max_registers=CAP)(fast_gemm.fast_gemm_k16.py_func)
+
+
+def _pipe_kernels() -> dict:
+    """{row name: kernel} for the pipelined candidates (sm_80 and newer: cp.async), else {}.
+    Registers (ptxas 13.0, sm_90): 8 warps of 64x32 128, no spills (2 blocks of 48 KiB a SM); 4 warps
+    of 64x64 248 (2 blocks), capped at 168: 3 blocks, 220 bytes spilled."""
+    if tuple(cuda.get_current_device().compute_capability) < (8, 0):
+        return {}
+    fg = fast_gemm
+    return {
+        PIPE: fg.fast_gemm_pipe,
+        f"{PIPE} <= {CAP} registers": fg.capped(fg.fast_gemm_pipe, CAP),
+        PIPE64: fg.fast_gemm_pipe_64x64,
+        f"{PIPE64} <= 168 registers": fg.capped(fg.fast_gemm_pipe_64x64, 168),
+    }
+
+
+def _pipe_rows(n, shapes, rng, a32, bt32, dc, check) -> list:
+    """Validate each pipelined candidate on `shapes`, then time the survivors at n^3."""
+    rows = []
+    for name, kernel in _pipe_kernels().items():
+        try:
+            for m_, n_, k_ in shapes:
+                a = rng.standard_normal((m_, k_)).astype(np.float16)
+                b = rng.standard_normal((k_, n_)).astype(np.float16)
+                c = cuda.to_device(np.full((m_, n_), np.nan, np.float32))
+                fast_gemm.launch(
+                    c,
+                    cuda.to_device(fast_gemm.words(a)),
+                    cuda.to_device(fast_gemm.words(b.T)),
+                    m_,
+                    n_,
+                    k_,
+                    kernel,
+                )
+                want = a.astype(np.float64) @ b.astype(np.float64)
+                timing.validate(
+                    f"{name} ({m_}x{k_} @ {k_}x{n_})", c.copy_to_host(), want, rtol=1e-4, atol=1e-3
+                )
+            seconds = timing.time_gpu(lambda k=kernel: fast_gemm.launch(dc, a32, bt32, n, n, n, k))
+            check(dc.copy_to_host())
+        except Exception as e:  # noqa: BLE001 - a candidate's failure is reported, the other rows go on
+            print(f"CANDIDATE FAILED, row left out: {type(e).__name__}: {e}")
+            continue
+        rows.append(timing.Measurement(name, seconds, flops=2 * n**3))
+    return rows
 
 
 def _gemm_rows(n, rng):
@@ -174,7 +225,9 @@ def _gemm_rows(n, rng):
         )
     )
     check(fc.copy_to_host())
-    return rows + _torch_rows(n, a, b)
+    rows += _torch_rows(n, a, b)
+    # the candidates last: one that faults leaves the CUDA context unusable (gemm_race runs them alone)
+    return rows + _pipe_rows(n, (*FAST_SHAPES, PIPE_SHAPE), rng, a32, bt32, dc, check)
 
 
 def _matvec_rows(scale, rng):

@@ -9,12 +9,26 @@ words: the fragment loads hit 32 different banks), then each warp issues 4 x 16 
 `fast_gemm_k16` is the same with m16n8k16 (sm_80 and newer), half the instructions.
 Sizes: M and N multiples of 128, K a multiple of 32 (the benchmark's shapes); `fits` says so.
 Without ldmatrix, cp.async double buffering or Hopper's wgmma, this is the mma.sync route's simple
-form; `python -m tools.profile`/ncu show where its time goes (see the notebook's "Measure it")."""
+form; `python -m tools.profile`/ncu show where its time goes (see the notebook's "Measure it").
+
+`fast_gemm_pipe` / `fast_gemm_pipe_64x64` (candidates for issue 27's 50% of cuBLAS, sm_80 and newer)
+add what ncu found missing: cp.async copies three k-slices ahead into XOR-swizzled shared memory
+(no padding: 3 stages of both operands fill the 48 KiB static limit) and ldmatrix.x4 fragment loads
+(one instruction per 16x16 A fragment or per two n8 B fragments, against 4 32-bit loads a lane).
+Registers (ptxas 13.0, sm_90, no spills): 128 and 248. `python -m puzzles.tensor_cores.gemm_race`
+times every kernel here against cuBLAS HGEMM."""
 
 import numpy as np
 from numba import cuda, float32, uint32
 
-from helpers.tensor_cores import mma_m16n8k8_packed, mma_m16n8k16_packed
+from helpers.tensor_cores import (
+    cp_async_16,
+    cp_async_commit,
+    cp_async_wait,
+    ldmatrix_x4,
+    mma_m16n8k8_packed,
+    mma_m16n8k16_packed,
+)
 
 BM, BN, BK = 128, 128, 32
 WM, WN = 64, 32  # a warp's part of the block's tile: warps 2 (M) x 4 (N)
@@ -124,8 +138,135 @@ def fast_gemm_k16(c, a32, bt32, m, n, k):
                 c[row0 + wm + 16 * i + g + 8 * (r >> 1), col0 + wn + 8 * j + 2 * t + (r & 1)] = acc[i, j, r]
 
 
+# --- the pipelined candidates: cp.async into swizzled shared memory, 3 stages, ldmatrix fragments
+STAGES = 3  # k-slices in flight: 3 x (A 8 KiB + B 8 KiB) = 48 KiB, the static shared-memory limit
+WAIT = STAGES - 2  # cp.async groups left pending when a slice is used (a constant: PTX immediate)
+SLICE = BM * KW  # words of one operand's slice in one stage (128 rows x 16 words)
+SMEM = STAGES * SLICE  # words of one operand's stages (a constant: Numba sizes shared arrays by literals)
+
+
+@cuda.jit(device=True, inline=True)
+def swz(row, chunk):
+    """Word offset of 16-byte `chunk` (0-3) of `row` in a 64-byte-row slice, its chunk XOR-ed with
+    bits 1-2 of the row: the 8 rows one ldmatrix phase reads (8 consecutive rows, one chunk) land
+    on 8 different 16-byte bank groups, so neither ldmatrix nor the cp.async stores conflict."""
+    return row * KW + 4 * (chunk ^ ((row >> 1) & 3))
+
+
+def pipe_kernel(warps_n: int, wn: int):
+    """A 128x128-tile kernel of 2 x `warps_n` warps, each 64 x `wn` of C (m16n8k16, sm_80 and
+    newer), fed by a 3-stage cp.async pipeline (slice kt + 2 is copied while slice kt is multiplied)
+    and ldmatrix.x4 fragment loads (one brings a warp a 16x16 A fragment, or the B fragments of two
+    n8 tiles). Its thread count is `threads_of(kernel)`."""
+    assert warps_n * wn == BN and wn % 16 == 0
+    threads = 64 * warps_n
+    ti, tj = WM // 16, wn // 8  # mma tiles per warp
+    copies = BM * 4 // threads  # 16-byte chunks per thread per operand per slice
+
+    @cuda.jit(device=True, inline=True)
+    def load_slice(sa, sb, a32, bt32, stage, kt, row0, col0, kw, tid):
+        """Start the copies of A's and B's k-slice `kt` into `stage`."""
+        for p in range(copies):
+            e = tid + threads * p
+            r, ch = e >> 2, e & 3
+            dst = stage * SLICE + swz(r, ch)
+            cp_async_16(sa, dst, a32, (row0 + r) * kw + kt * KW + 4 * ch)
+            cp_async_16(sb, dst, bt32, (col0 + r) * kw + kt * KW + 4 * ch)
+
+    def fast_gemm_pipe(c, a32, bt32, m, n, k):
+        tid = cuda.threadIdx.x
+        warp, lane = tid // 32, tid % 32
+        g, t = lane >> 2, lane & 3
+        row0, col0 = cuda.blockIdx.y * BM, cuda.blockIdx.x * BN
+        wm0, wn0 = WM * (warp // warps_n), wn * (warp % warps_n)
+        sa = cuda.shared.array(SMEM, uint32, alignment=16)
+        sb = cuda.shared.array(SMEM, uint32, alignment=16)
+        acc = cuda.local.array((ti, tj, 4), float32)
+        af = cuda.local.array((ti, 4), uint32)
+        bf = cuda.local.array((tj, 2), uint32)
+        for i in range(ti):
+            for j in range(tj):
+                for r in range(4):
+                    acc[i, j, r] = 0.0
+        kw = k // 2
+        ktiles = k // BK
+        for s in range(STAGES - 1):
+            if s < ktiles:
+                load_slice(sa, sb, a32, bt32, s, s, row0, col0, kw, tid)
+            cp_async_commit()
+        # the row this lane addresses: A rows lane % 16 at chunk + lane // 16 (matrices: rows 0-7 and
+        # 8-15 at k 0-7, then at k 8-15); B rows lane % 8 + 8 (lane // 16) at chunk + (lane // 8) % 2
+        a_row, a_hi = lane & 15, lane >> 4
+        b_row, b_hi = (lane & 7) + 8 * (lane >> 4), (lane >> 3) & 1
+        for kt in range(ktiles):
+            cp_async_wait(WAIT)  # this thread's copies of slice kt have landed
+            cuda.syncthreads()  # everyone's have, and everyone is done with slice kt - 1's stage
+            nxt = kt + STAGES - 1
+            if nxt < ktiles:
+                load_slice(sa, sb, a32, bt32, nxt % STAGES, nxt, row0, col0, kw, tid)
+            cp_async_commit()  # (an empty group at the end keeps the count WAIT means)
+            base = (kt % STAGES) * SLICE
+            for kk in range(BK // 16):
+                for i in range(ti):
+                    f = ldmatrix_x4(sa, base + swz(wm0 + 16 * i + a_row, 2 * kk + a_hi))
+                    for q in range(4):  # rows 0-7 / 8-15 at k 0-7, then at k 8-15: m16n8k16's a0-a3
+                        af[i, q] = f[q]
+                for jp in range(tj // 2):
+                    f = ldmatrix_x4(sb, base + swz(wn0 + 16 * jp + b_row, 2 * kk + b_hi))
+                    bf[2 * jp, 0] = f[0]  # columns 0-7 of the pair, k 0-7
+                    bf[2 * jp, 1] = f[1]  # columns 0-7, k 8-15
+                    bf[2 * jp + 1, 0] = f[2]  # columns 8-15, k 0-7
+                    bf[2 * jp + 1, 1] = f[3]  # columns 8-15, k 8-15
+                for i in range(ti):
+                    for j in range(tj):
+                        d = mma_m16n8k16_packed(
+                            af[i, 0],
+                            af[i, 1],
+                            af[i, 2],
+                            af[i, 3],
+                            bf[j, 0],
+                            bf[j, 1],
+                            acc[i, j, 0],
+                            acc[i, j, 1],
+                            acc[i, j, 2],
+                            acc[i, j, 3],
+                        )
+                        acc[i, j, 0] = d[0]
+                        acc[i, j, 1] = d[1]
+                        acc[i, j, 2] = d[2]
+                        acc[i, j, 3] = d[3]
+        cp_async_wait(0)
+        for i in range(ti):
+            for j in range(tj):
+                for r in range(4):
+                    c[row0 + wm0 + 16 * i + g + 8 * (r >> 1), col0 + wn0 + 8 * j + 2 * t + (r & 1)] = acc[
+                        i, j, r
+                    ]
+
+    fast_gemm_pipe.__name__ = fast_gemm_pipe.__qualname__ = f"fast_gemm_pipe_{2 * warps_n}w_64x{wn}"
+    _THREADS[fast_gemm_pipe] = threads
+    return cuda.jit(fast_gemm_pipe)
+
+
+_THREADS: dict = {}  # a pipelined kernel's Python function -> its threads per block
+
+
+def threads_of(kernel) -> int:
+    return _THREADS.get(getattr(kernel, "py_func", kernel), THREADS)
+
+
+def capped(kernel, registers: int):
+    """`kernel` compiled with at most `registers` a thread (more blocks a SM; spills are the risk)."""
+    return cuda.jit(max_registers=registers)(kernel.py_func)
+
+
+fast_gemm_pipe = pipe_kernel(4, 32)  # 8 warps of 64x32: fast_gemm_k16's tiles
+fast_gemm_pipe_64x64 = pipe_kernel(2, 64)  # 4 warps of 64x64: twice the mma per ldmatrix, 128 threads
+
+
 def launch(c, a32, bt32, m, n, k, kernel=None):
-    (kernel or fast_gemm)[(n // BN, m // BM), THREADS](c, a32, bt32, m, n, k)
+    kernel = kernel or fast_gemm
+    kernel[(n // BN, m // BM), threads_of(kernel)](c, a32, bt32, m, n, k)
 
 
 def words(x: np.ndarray) -> np.ndarray:

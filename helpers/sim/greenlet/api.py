@@ -169,6 +169,69 @@ class SimCuda:
 
     course_dp4a = staticmethod(mma.dp4a)
 
+    def _row16(self, what, ary, offset, space="shared"):
+        """The 16 bytes at element `offset` of `ary` (read through the array: race and unwritten-value
+        checks apply) as 8 uint16, after checking the space and the 16-byte alignment."""
+        self._check16(what, ary, offset, space)
+        n = mma.LDMATRIX_ROW_BYTES // ary.dtype.itemsize
+        vals = [ary[_at(ary, int(offset) + i)] for i in range(n)]
+        return np.array(vals, ary.dtype).view(np.uint16)
+
+    def _check16(self, what, ary, offset, space):
+        from .memory import SimArray
+
+        st = getattr(ary, "st", None)
+        if type(ary) is not SimArray or (space == "shared") != (st.space == "shared"):
+            raise self._run.error(
+                KernelException,
+                f"{what}: lane {self.laneid} passes {ary!r}, but this operand must be "
+                + ("a cuda.shared.array" if space == "shared" else "a global (device) array"),
+                frame=learner_frame(),
+            )
+        size = ary.dtype.itemsize
+        if (int(offset) * size) % mma.LDMATRIX_ROW_BYTES:
+            raise self._run.error(
+                KernelException,
+                f"{what}: lane {self.laneid}'s element offset {int(offset)} into `{st.name}` is byte "
+                f"{int(offset) * size}, not a multiple of 16: the instruction moves aligned 16-byte rows "
+                "(a GPU faults with a misaligned address). Start each row on a multiple of "
+                f"{16 // size} elements.",
+                frame=learner_frame(),
+            )
+
+    def _ldmatrix(self, count, trans, ary, offset):
+        name = f"ldmatrix_x{count}{'_trans' if trans else ''}"
+        row = self._row16(name, ary, offset) if self.laneid < 8 * count else None
+        return self._run.warp_op(name, 0xFFFFFFFF, row, None, learner_frame())
+
+    def course_ldmatrix_x1(self, ary, offset):
+        return self._ldmatrix(1, False, ary, offset)
+
+    def course_ldmatrix_x2(self, ary, offset):
+        return self._ldmatrix(2, False, ary, offset)
+
+    def course_ldmatrix_x4(self, ary, offset):
+        return self._ldmatrix(4, False, ary, offset)
+
+    def course_ldmatrix_x2_trans(self, ary, offset):
+        return self._ldmatrix(2, True, ary, offset)
+
+    def course_ldmatrix_x4_trans(self, ary, offset):
+        return self._ldmatrix(4, True, ary, offset)
+
+    def course_cp_async_16(self, dst, dst_offset, src, src_offset):
+        """A plain synchronous copy here (the GPU's finishes by cp_async_wait: stronger, not weaker)."""
+        row = self._row16("cp_async_16 (source)", src, src_offset, space="global")
+        self._check16("cp_async_16 (destination)", dst, dst_offset, "shared")
+        for i, v in enumerate(row.view(dst.dtype)):
+            dst[_at(dst, int(dst_offset) + i)] = v
+
+    def course_cp_async_commit(self):
+        pass
+
+    def course_cp_async_wait(self, n):
+        pass
+
     # --- arithmetic intrinsics (cuda.fma, popc, ...)
     fma = staticmethod(INTRINSICS["fma"])
     popc = staticmethod(INTRINSICS["popc"])
@@ -190,6 +253,11 @@ class SimCuda:
             f"cuda.{name} is not supported by the simulator (see the table in "
             "helpers/README.md); on a real GPU it may work"
         )
+
+
+def _at(ary, flat: int):
+    """The index of element `flat` of a C-contiguous array, as its own indexing takes it."""
+    return tuple(int(i) for i in np.unravel_index(flat, ary.shape)) if ary.ndim > 1 else flat
 
 
 def _array_of(ary, op):

@@ -78,8 +78,8 @@ def resolve_warps(run: Any) -> bool:
                     + (
                         "Call warp operations where all lanes of the mask reach them, or pass the mask of "
                         "those that do (cuda.activemask())."
-                        if op != mma.OP
-                        else "An mma always takes the whole warp: call it where every lane reaches it, "
+                        if op != mma.OP and not op.startswith("ldmatrix")
+                        else f"{op} always takes the whole warp: call it where every lane reaches it, "
                         "outside any `if` or early `return` on the lane."
                     ),
                     th,
@@ -101,6 +101,18 @@ def complete(
             why = mma.missing_lanes(list(vals), len(by_lane))
             raise at_thread(E.WarpDivergence, why, group[0], group[0].wait.frame)
         d = mma.warp_product(vals)
+        for g in group:
+            g.result = d[g.lane]
+    elif op.startswith("ldmatrix"):
+        if len(group) < WARP_SIZE:
+            why = (
+                f"{op} is one instruction for a whole warp (lanes give row addresses, every lane "
+                f"receives a part), but this block has only {len(by_lane)} threads in this warp: "
+                "launch a multiple of 32 threads per block."
+            )
+            raise at_thread(E.WarpDivergence, why, group[0], group[0].wait.frame)
+        count = int(op.split("_x")[1][0])
+        d = mma.ldmatrix_scatter(vals, count, op.endswith("trans"))
         for g in group:
             g.result = d[g.lane]
     elif op == "syncwarp":
@@ -160,7 +172,7 @@ def complete(
 
 def _name(op: str) -> str:
     """A warp operation as the learner wrote it: cuda.shfl_sync, or the course's mma_m16n8k8."""
-    return op if op == mma.OP else f"cuda.{op}"
+    return op if op == mma.OP or op.startswith("ldmatrix") else f"cuda.{op}"
 
 
 def _i32(bits: int) -> np.int32:

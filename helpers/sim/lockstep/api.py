@@ -130,6 +130,17 @@ class LCuda:
     course_fragments._lockstep = True  # called as it is, so that its reason is the one given
     course_mma = course_mma_packed = course_mma_k16_packed = course_fragments
 
+    def course_ldmatrix(self, *args):
+        raise Stop.unsupported(
+            "the course's ldmatrix and cp.async (warp-wide loads of matrix rows, asynchronous copies) "
+            "run on the reference engine only"
+        )
+
+    course_ldmatrix._lockstep = True
+    course_ldmatrix_x1 = course_ldmatrix_x2 = course_ldmatrix_x4 = course_ldmatrix
+    course_ldmatrix_x2_trans = course_ldmatrix_x4_trans = course_ldmatrix
+    course_cp_async_16 = course_cp_async_commit = course_cp_async_wait = course_ldmatrix
+
     def __getattr__(self, name):
         if name == "course_dp4a":
             f = _lanewise(mma.dp4a, "dp4a")
