@@ -38,9 +38,9 @@ from puzzles.tensor_cores import *  # its constants:
 
 # WARP = 32 lanes; FULL_MASK: every lane of the warp; ROWS_PER_BLOCK = 4 warps (rows) per block in the
 # matrix-vector kernels; BM x BN = 32 x 16: a block's tile of C in tc_mma_gemm, BK = 8 the K per
-# step, THREADS = 128 (4 warps); TM x TN = 2 x 2 mma tiles a warp in tc_mma_reg_gemm (WM x WN = 32 x 16
-# of C), RM x RN = 64 x 32 its block's tile, RK = 8, REG_THREADS = 128; QT = 16 (tc_int8_gemm's 16 x 16
-# block and tile), QW = 16 words of k a step
+# step, THREADS = 128 (4 warps); TM x TN = 2 x 2 = TILES mma tiles a warp in tc_mma_reg_gemm
+# (WM x WN = 32 x 16 of C), RM x RN = 64 x 32 its block's tile, RK = 8, REG_THREADS = 128; QT = 16
+# (tc_int8_gemm's 16 x 16 block and tile), QW = 16 words of k a step
 from puzzles.tensor_cores import int8_matvec, layout, wmma
 from puzzles.tensor_cores.common import half
 

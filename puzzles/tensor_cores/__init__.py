@@ -19,8 +19,8 @@ from puzzles.tensor_cores.bench import GOAL, GOALS, benchmark
 from puzzles.tensor_cores.common import CHAPTER, FULL_MASK, ROWS_PER_BLOCK, WARP
 from puzzles.tensor_cores.int8_gemm import QT, QW
 from puzzles.tensor_cores.mma_gemm import BK, BM, BN, THREADS
-from puzzles.tensor_cores.reg_gemm import REG_THREADS, RK, RM, RN, TM, TN, WM, WN
+from puzzles.tensor_cores.reg_gemm import REG_THREADS, RK, RM, RN, TILES, TM, TN, WM, WN
 
 # what `from puzzles.tensor_cores import *` gives a notebook: constants only, never a kernel
 __all__ = ["WARP", "FULL_MASK", "ROWS_PER_BLOCK", "BM", "BN", "BK", "THREADS"]
-__all__ += ["TM", "TN", "WM", "WN", "RM", "RN", "RK", "REG_THREADS", "QT", "QW"]
+__all__ += ["TM", "TN", "TILES", "WM", "WN", "RM", "RN", "RK", "REG_THREADS", "QT", "QW"]
