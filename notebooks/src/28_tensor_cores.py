@@ -12,8 +12,9 @@
 #
 # 1. **fp16 storage, fp32 arithmetic**: what half precision holds, what it saves, what it costs;
 # 2. **one warp, one `mma.sync`**: a 16x8 tile from the lanes' *fragments*, the layout drawn lane by lane;
-# 3. **a block of warps** tiling a matrix product, its slices staged in shared memory;
-# 4. **int8 with `dp4a`**: a quantized matrix-vector product, its scales and its error;
+# 3. **a block of warps** tiling a matrix product, its slices staged in shared memory, then
+#    **register tiling**: each warp four mma tiles, its fragments reused from registers;
+# 4. **int8 with `dp4a`**: a quantized matrix-vector and matrix-matrix product, scales and error;
 # 5. the same tensor cores through CUDA C++'s `wmma`, linked into a Numba kernel; and the speed.
 #
 # numba-cuda has no tensor-core API, so the course provides two intrinsics (`helpers.tensor_cores`):
@@ -37,7 +38,9 @@ from puzzles.tensor_cores import *  # its constants:
 
 # WARP = 32 lanes; FULL_MASK: every lane of the warp; ROWS_PER_BLOCK = 4 warps (rows) per block in the
 # matrix-vector kernels; BM x BN = 32 x 16: a block's tile of C in tc_mma_gemm, BK = 8 the K per
-# step, THREADS = 128 (4 warps)
+# step, THREADS = 128 (4 warps); TM x TN = 2 x 2 = TILES mma tiles a warp in tc_mma_reg_gemm
+# (WM x WN = 32 x 16 of C), RM x RN = 64 x 32 its block's tile, RK = 8, REG_THREADS = 128; QT = 16
+# (tc_int8_gemm's 16 x 16 block and tile), QW = 16 words of k a step
 from puzzles.tensor_cores import int8_matvec, layout, wmma
 from puzzles.tensor_cores.common import half
 
@@ -120,6 +123,20 @@ def half_matvec_fp16_sum(y, w, x, rows, cols):
 expect_failure(WrongAnswer, puzzles.check, "tc_half_matvec", half_matvec_fp16_sum, seed=0)
 
 # %% [markdown]
+# ### bfloat16: the other 16 bits
+#
+# bf16 splits the same 16 bits the other way: 1 sign bit, **8 exponent bits** (float32's) and 7
+# stored significand bits (8 significant). So its range is float32's (largest finite about 3.4e38,
+# smallest normal 1.2e-38): nothing overflows at 65504, which is why training in bf16 needs no loss
+# scaling, and converting a float32 to bf16 is keeping its top 16 bits (rounded). The price is
+# precision: its unit roundoff is `2**-8` (3.9e-3), 8 times fp16's, so about 2.4 decimal digits. Its
+# products still fit float32 exactly (8 + 8 significant bits out of 24): the rule "store narrow,
+# compute wide" carries over unchanged. What it needs is hardware: bf16 arithmetic and the bf16
+# tensor-core `mma` arrived with compute capability 8.0 (A100, and the H100 after it); the T4 that
+# Colab gives is sm_75, so a `numba.cuda.bf16` kernel does not run there, and this notebook's 16-bit
+# format is fp16.
+
+# %% [markdown]
 # ## Tensor cores: one warp, one instruction
 #
 # `mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32` (PTX; sm_75 and newer) computes `D = A @ B + C`
@@ -184,6 +201,35 @@ expect_failure(WrongAnswer, puzzles.check, "tc_mma_tile", mma_tile_wrong_lanes, 
 puzzles.check("tc_mma_gemm", mma_gemm)
 
 # %% [markdown]
+# ## Register tiling: one warp, four tiles
+#
+# Count what one lane of `tc_mma_gemm` does per step: 4 shared-memory reads for its A fragment and 2
+# for its B fragment, for one mma. The fragments are used once and thrown away, although a warp next
+# door loads the very same A fragment (the warp beside it in the block's tile row) or B fragment.
+# Chapter 5 fixed the same waste for FP32 by giving each thread a grid of outputs, so that one value
+# loaded into a register meets several others. Here it is one level up: each warp computes a **2 x 2
+# grid of 16x8 mma tiles**, loads the A fragment of each tile row and the B fragment of each tile
+# column once per step, and runs the four mma from registers.
+#
+# Per lane and step that is 2 x 4 + 2 x 2 = **12 shared reads for 4 mma**, 3 per mma instead of 6:
+# half the shared-memory traffic per unit of tensor-core work. The block's tile grows to 64x32, so
+# each value staged from global memory serves twice as many products too (per step 768 values for 16
+# mma, against 384 for 4). What it costs is registers: 16 fp32 accumulators and 12 fp16 fragment
+# values per lane where `tc_mma_gemm` held 4 and 6. The check holds the kernel to the 12 reads (its
+# `shared_reads` budget): a kernel that loads the fragments again inside the tile loop computes the
+# right numbers and is still rejected.
+
+# %%
+fig = layout.draw_register_tiles()
+
+# %% [markdown] statement:tc_mma_reg_gemm
+
+# %% kernel:tc_mma_reg_gemm
+
+# %%
+puzzles.check("tc_mma_reg_gemm", mma_reg_gemm)
+
+# %% [markdown]
 # ## int8: a quarter of the bytes
 #
 # Quantization stores a row of weights as int8 values `q` and one float `scale` per row, with
@@ -228,6 +274,39 @@ def int8_matvec_one_scale(y, wq, xq, w_scale, x_scale, rows, words):
 
 
 expect_failure(WrongAnswer, puzzles.check, "tc_int8_matvec", int8_matvec_one_scale, seed=0)
+
+# %% [markdown]
+# ## int8 matrix products
+#
+# The same arithmetic for `C = A @ B`: A quantized per **row** (each row of C gets its row's scale),
+# B per **column**, so `C[i, j] = a_scale[i] * b_scale[j] * sum_k qA[i, k] qB[k, j]`, and both scales
+# come out of the sum. What int8 saves: A and B take 1 byte a value against fp16's 2 and float32's 4,
+# so at 4096 x 4096 each matrix is 16 MiB instead of 32 or 64, and a `dp4a` does four multiply-adds
+# where an FP32 instruction does one. What it costs: every value is rounded to half a step of its
+# row's (or column's) scale, an error of a fraction of a percent of the largest value; the sum itself
+# is exact, so the check compares the int32 sums to the last bit. Why the scales are per row, not one
+# for the whole matrix: a row of small values would otherwise use only a few of its 255 levels.
+
+# %%
+a_demo = rng.standard_normal((64, 256)) * rng.uniform(0.02, 3.0, (64, 1))  # rows of different sizes
+b_demo = rng.standard_normal((256, 48))
+exact = a_demo @ b_demo
+c_row, _ = tc.int8_gemm.quantization_error(a_demo, b_demo)
+aq_t, a_s = tc.int8_matvec.quantize(a_demo)  # one scale for all of A
+bq_t, b_s = tc.int8_matvec.quantize(b_demo, axis=0)
+c_tensor = (aq_t.astype(np.int64) @ bq_t.astype(np.int64)) * a_s * b_s[None, :]
+for label, c_q in (("per-row scales", c_row), ("one scale for A", c_tensor)):
+    worst = (np.abs(c_q - exact).max(axis=1) / np.abs(exact).max(axis=1)).max()
+    print(f"{label:16s}: worst row's error max|C - AB| / max|AB| = {worst:.2%}")
+four = np.array([127 * 127 * 4], np.int32)  # one dp4a of the largest bytes
+print(f"one dp4a can add {four[0]}; in int16 that is {four.astype(np.int16)[0]}: the sum must be int32")
+
+# %% [markdown] statement:tc_int8_gemm
+
+# %% kernel:tc_int8_gemm
+
+# %%
+puzzles.check("tc_int8_gemm", int8_gemm)
 
 # %% [markdown]
 # ## The same tensor cores from CUDA C++: `wmma`

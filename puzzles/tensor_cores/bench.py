@@ -5,6 +5,8 @@ GEMM at n^3 (n = 4096 at scale 1), FLOP/s: the course's tensor-core GEMM (fast_g
 m16n8k8, 128x128 tiles), the exercise's (tc_mma_gemm: 32x16 tiles), cuBLAS HGEMM (fp16 in, fp32
 accumulate, through CuPy or torch: the ceiling, and the peer), ch05's best FP32 SGEMM (the course's),
 cuBLAS SGEMM and TF32 through torch (for reference).
+The exercises' register-tiled GEMM (tc_mma_reg_gemm, 64x32 tiles) beside tc_mma_gemm, and the int8
+GEMM exercise (tc_int8_gemm: dp4a, int32 sums, 16x16 tiles; integer OP/s) beside the fp16 and FP32 ones.
 Matrix-vector (memory-bound, bytes/s): int8 with dp4a, fp16 storage, FP32 (rows x cols weights read
 once), against the copy ceiling.
 
@@ -28,7 +30,7 @@ from numba import cuda
 from helpers import timing
 from helpers.timing import specialize
 
-from . import fast_gemm, half_matvec, int8_matvec, mma_gemm
+from . import fast_gemm, half_matvec, int8_gemm, int8_matvec, mma_gemm, reg_gemm
 
 BEST = "tensor-core GEMM (mma.sync, 128x128 tiles)"  # m16n8k16 from sm_80 on, else m16n8k8
 K8 = "tensor-core GEMM (m16n8k8 only)"  # beside BEST where BEST used m16n8k16
@@ -273,9 +275,83 @@ def _matvec_rows(scale, rng):
     return out
 
 
+def _reg_gemm(c, a, b, m, n, k):
+    grid = (math.ceil(n / reg_gemm.RN), math.ceil(m / reg_gemm.RM))
+    reg_gemm.mma_reg_gemm[grid, reg_gemm.REG_THREADS](c, a, b, m, n, k)
+
+
+def _int8_gemm(c, sums, aq, b, sa, sb, m, n, k):
+    grid = (math.ceil(n / int8_gemm.QT), math.ceil(m / int8_gemm.QT))
+    int8_gemm.int8_gemm[grid, (int8_gemm.QT, int8_gemm.QT)](c, sums, aq, b, sa, sb, m, n, k)
+
+
+def _exercise_rows(n, rng):
+    """The register-tiled exercise (tc_mma_reg_gemm) beside tc_mma_gemm's row, and the int8 GEMM
+    exercise (tc_int8_gemm) beside the fp16 and FP32 GEMMs, at the same n^3 (it fits a T4's 16 GB:
+    under 0.3 GB at 4096). Validated first on ragged shapes (the int32 sums exactly), then on 8 rows
+    of the timed product."""
+    for m_, n_, k_ in RAGGED_SHAPES:
+        a = rng.standard_normal((m_, k_)).astype(np.float16)
+        b = rng.standard_normal((k_, n_)).astype(np.float16)
+        c = cuda.to_device(np.full((m_, n_), np.nan, np.float32))
+        _reg_gemm(c, cuda.to_device(a), cuda.to_device(b), m_, n_, k_)
+        want = a.astype(np.float64) @ b.astype(np.float64)
+        timing.validate(
+            f"tc_mma_reg_gemm ({m_}x{k_} @ {k_}x{n_})", c.copy_to_host(), want, rtol=1e-4, atol=1e-3
+        )
+        args = int8_gemm.quantize_gemm(rng.standard_normal((m_, k_)), rng.standard_normal((k_, n_)))
+        want = int8_gemm.spec(*args, m_, n_, k_)
+        c = cuda.to_device(np.full((m_, n_), np.nan, np.float32))
+        sums = cuda.to_device(np.zeros((m_, n_), np.int32))
+        _int8_gemm(c, sums, *(cuda.to_device(x) for x in args), m_, n_, k_)
+        name = f"tc_int8_gemm ({m_}x{k_} @ {k_}x{n_})"
+        timing.validate(name + " int32 sums", sums.copy_to_host(), want["sums"], rtol=0, atol=0)
+        timing.validate(name, c.copy_to_host(), want["c"], rtol=1e-6, atol=1e-6)
+    pick = rng.choice(n, 8, replace=False)
+    rows = []
+    # fp16 register-tiled exercise
+    a = rng.standard_normal((n, n)).astype(np.float16)
+    b = rng.standard_normal((n, n)).astype(np.float16)
+    da, db, dc = cuda.to_device(a), cuda.to_device(b), cuda.device_array((n, n), np.float32)
+    seconds = timing.time_gpu(lambda: _reg_gemm(dc, da, db, n, n, n), warmup=1, reps=5, batch=2)
+    want = (a[pick].astype(np.float64) @ b.astype(np.float64)).astype(np.float32)
+    timing.validate(
+        f"tc_mma_reg_gemm {n}^3 (8 rows)", dc.copy_to_host()[pick], want, rtol=2e-2, atol=2e-2 * math.sqrt(n)
+    )
+    rows.append(
+        timing.Measurement("tc_mma_reg_gemm (exercise, 64x32 tiles, 2x2 mma a warp)", seconds, flops=2 * n**3)
+    )
+    # int8: quantized from float32 matrices (the error against their product is printed, not judged)
+    a32 = rng.standard_normal((n, n)).astype(np.float32)
+    b32 = rng.standard_normal((n, n)).astype(np.float32)
+    args = int8_gemm.quantize_gemm(a32, b32)
+    dargs = [cuda.to_device(x) for x in args]
+    dsums = cuda.device_array((n, n), np.int32)
+    seconds = timing.time_gpu(lambda: _int8_gemm(dc, dsums, *dargs, n, n, n), warmup=1, reps=5, batch=2)
+    aq, bq, sa, sb = args
+    want = int8_gemm.spec(aq[pick], bq, sa[pick], sb, 8, n, n)
+    timing.validate(
+        f"tc_int8_gemm {n}^3 int32 sums (8 rows)", dsums.copy_to_host()[pick], want["sums"], rtol=0, atol=0
+    )
+    got = dc.copy_to_host()[pick]
+    timing.validate(f"tc_int8_gemm {n}^3 (8 rows)", got, want["c"], rtol=1e-6, atol=1e-6)
+    exact = a32[pick].astype(np.float64) @ b32.astype(np.float64)
+    err = np.abs(got - exact).max() / np.abs(exact).max()
+    mib = n * n / 2**20
+    print(
+        f"int8 GEMM {n}^3: A and B take {2 * mib:.0f} MiB as int8, {4 * mib:.0f} MiB as fp16, "
+        f"{8 * mib:.0f} MiB as FP32 (a half and a quarter); quantization error "
+        f"max|C - AB| / max|AB| = {err:.2e} (8 rows)"
+    )
+    rows.append(
+        timing.Measurement("tc_int8_gemm (exercise, dp4a, 16x16 tiles; OP/s)", seconds, flops=2 * n**3)
+    )
+    return rows
+
+
 def benchmark(scale: float = 1.0) -> list:
     rng = np.random.default_rng(28)
     n = max(256, int(4096 * scale ** (1 / 3)) // 128 * 128)
-    rows = _gemm_rows(n, rng) + _matvec_rows(scale, rng)
+    rows = _gemm_rows(n, rng) + _exercise_rows(n, np.random.default_rng(2827)) + _matvec_rows(scale, rng)
     rows.append(timing.copy_ceiling())
     return rows

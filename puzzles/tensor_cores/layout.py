@@ -45,3 +45,42 @@ def draw_fragments():
     )
     fig.tight_layout()
     return fig
+
+
+def draw_register_tiles(tm: int = 2, tn: int = 2):
+    """A warp's part of C in tc_mma_reg_gemm: a tm x tn grid of 16x8 mma tiles, each labelled with
+    its accumulator, beside the A fragments (one per tile row, left) and B fragments (one per tile
+    column, top) a step loads once from shared memory and reuses from registers."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 6.4))
+    cmap = plt.get_cmap("tab10")
+    k = 8  # K per step: A's fragments are 16 x k, B's k x 8
+    for i in range(tm):  # A: left of C, one fragment per tile row
+        ax.add_patch(plt.Rectangle((0, k + 16 * i), k, 16, facecolor=cmap(i), alpha=0.45, edgecolor="k"))
+        ax.text(
+            k / 2, k + 16 * i + 8, f"fa[{i}]\n16x8 of A\nused {tn}x", ha="center", va="center", fontsize=9
+        )
+    for j in range(tn):  # B: above C, one fragment per tile column
+        ax.add_patch(plt.Rectangle((k + 8 * j, 0), 8, k, facecolor=cmap(tm + j), alpha=0.45, edgecolor="k"))
+        ax.text(k + 8 * j + 4, k / 2, f"fb[{j}]\n8x8 of B\nused {tm}x", ha="center", va="center", fontsize=8)
+    for i in range(tm):  # C: the tiles, each coloured half by its A and half by its B fragment
+        for j in range(tn):
+            x, y = k + 8 * j, k + 16 * i
+            ax.add_patch(plt.Rectangle((x, y), 4, 16, facecolor=cmap(i), alpha=0.25))
+            ax.add_patch(plt.Rectangle((x + 4, y), 4, 16, facecolor=cmap(tm + j), alpha=0.25))
+            ax.add_patch(plt.Rectangle((x, y), 8, 16, fill=False, edgecolor="k"))
+            ax.text(x + 4, y + 8, f"tile ({i},{j})\nfc[{tn * i + j}]", ha="center", va="center", fontsize=9)
+    ax.set_xlim(0, k + 8 * tn)
+    ax.set_ylim(k + 16 * tm, 0)
+    ax.set_aspect("equal")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    loads, separate = tm * 4 + tn * 2, tm * tn * 6
+    ax.set_title(
+        f"One warp, one step: {tm * tn} mma from {tm} A + {tn} B fragments\n"
+        f"shared reads per lane: {loads} (each fragment once), not {separate} (per tile)",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    return fig
