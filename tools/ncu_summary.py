@@ -3,11 +3,12 @@ launches, one line per launch.
 
     python -m tools.ncu_summary ch05 ch18        # any studies tools.profile knows
 
-prints, per kernel launch: its time, SM and memory throughput (% of peak), issue slots busy, the two
-busiest pipes (fma, xu = the special-function unit, lsu, ...), achieved and theoretical occupancy,
-registers per thread and the top three stall reasons (cycles per issued instruction). ncu runs the
-launches under its standard sections (SpeedOfLight, Occupancy, LaunchStats, WarpStateStats,
-ComputeWorkloadAnalysis), then reads its own report back as CSV; a metric this ncu does not name
+prints, per kernel launch in launch order (the study's docstring says which is which): its time,
+SM and memory throughput (% of peak), issue slots busy, the two busiest pipes (fma, xu = the
+special-function unit, lsu, ...), achieved and theoretical occupancy, registers per thread and the
+top three stall reasons (cycles per issued instruction). ncu runs the launches under its standard
+sections (SpeedOfLight, Occupancy, LaunchStats, WarpStateStats, ComputeWorkloadAnalysis), then
+reads its own report back as CSV; a metric this ncu does not name
 so shows as "-". Without ncu it says so and fails.
 """
 
@@ -78,8 +79,17 @@ def _number(text: str) -> float | None:
 
 
 def short_name(name: str) -> str:
-    """numba's kernel name without its module path, specialisation number and argument types."""
-    base = name.split("(")[0].split("::")[-1]
+    """numba's kernel name without its module path, ABI tags, argument types (ncu demangles it:
+    `puzzles::...::dcs_split_kernel[abi:v1][abi:cw51...](Array<...>)`) or, mangled, the same
+    from its length-prefixed parts (`_ZN7puzzles...16dcs_split_kernelB2v1...`)."""
+    if name.startswith("_ZN"):
+        parts, rest = [], name[3:]
+        while (m := re.match(r"(\d+)", rest)) is not None:
+            n = int(m.group(1))
+            parts.append(rest[m.end() : m.end() + n])
+            rest = rest[m.end() + n :]
+        return parts[-1] if parts else name[:40]
+    base = re.sub(r"\[abi:[^\]]*\]", "", name.split("(")[0]).split("::")[-1]
     return re.sub(r"\$\d+$", "", base) or name[:40]
 
 
@@ -101,7 +111,8 @@ def summarise(csv_text: str) -> list[dict]:
         def get(name, row=row):
             return _number(row[col[name]]) if name in col else None
 
-        entry = {"name": short_name(row[col["Kernel Name"]]), "block": row[col.get("Block Size", 0)]}
+        entry = {"id": row[col.get("ID", 0)], "name": short_name(row[col["Kernel Name"]])}
+        entry["block"] = row[col.get("Block Size", 0)]
         entry["grid"] = row[col.get("Grid Size", 0)]
         t = col.get("gpu__time_duration.sum")
         entry["time_us"] = (
@@ -124,7 +135,7 @@ def render(rows: list[dict]) -> str:
         return "-" if v is None else format(v, spec)
 
     titles = [t for t, _ in COLUMNS]
-    head = f"{'kernel':<28} {'block':>12} {'time us':>9} " + " ".join(f"{t:>7}" for t in titles)
+    head = f"{'#':>3} {'kernel':<28} {'block':>12} {'time us':>9} " + " ".join(f"{t:>7}" for t in titles)
     lines = [head + "  busiest pipes; top stalls (cycles/issue)"]
     for r in rows:
         cells = " ".join(f"{fmt(r[t]):>7}" for t in titles)
