@@ -141,9 +141,8 @@ def render(rows: list[dict]) -> str:
         cells = " ".join(f"{fmt(r[t]):>7}" for t in titles)
         pipes = ", ".join(f"{p} {v:.0f}%" for p, v in r["pipes"]) or "-"
         stalls = ", ".join(f"{s} {v:.2f}" for s, v in r["stalls"]) or "-"
-        lines.append(
-            f"{r['name'][:28]:<28} {r['block']:>12} {fmt(r['time_us'], '.1f'):>9} {cells}  {pipes}; {stalls}"
-        )
+        launch = f"{r['id']:>3} {r['name'][:28]:<28} {r['block']:>12} {fmt(r['time_us'], '.1f'):>9}"
+        lines.append(f"{launch} {cells}  {pipes}; {stalls}")
     return "\n".join(lines)
 
 
