@@ -346,6 +346,11 @@ def test_ncu_summary_reads_ncu_csv_and_names_the_limits(monkeypatch, capsys):
     assert row["mem %"] is None and " - " in text
     cmd = ncu_summary.command(["ch05", "ch18"], ncu_summary.Path("/tmp/r"))
     assert cmd[0] == "ncu" and cmd[-3:] == ["tools.profile", "ch05", "ch18"] and "WarpStateStats" in cmd
+    mangled = "_ZN7puzzles4pmpp18ch05_memory_tiling8sgemm_v416v4_matmul_kernelB2v1B104cw51cXE5ArrayIfLi1E"
+    demangled = (
+        "puzzles::pmpp::ch05_memory_tiling::sgemm_v4::v4_matmul_kernel[abi:v1][abi:cw51cX](Array<float>)"
+    )
+    assert ncu_summary.short_name(mangled) == ncu_summary.short_name(demangled) == "v4_matmul_kernel"
     with pytest.raises(ValueError, match="no CSV header"):
         ncu_summary.summarise("ncu: no kernels were profiled")
     monkeypatch.setattr(ncu_summary.shutil, "which", lambda _: None)

@@ -266,10 +266,10 @@ print(
 # - addresses kept as incremented pointers rather than recomputed from (row, column);
 # - no per-load bounds test in interior tiles.
 #
-# Numba offers no vector global load: even an array of `cuda.float32x4` compiles (numba-cuda 0.30,
-# sm_90) to four 4-byte loads, as its elements are only 4-byte aligned. Its array indexing recomputes
-# the address from the index every time. The search above found no tile, k step or register cap that
-# changes this picture for this kernel.
+# Numba's array indexing offers no vector global load: `cuda.float32x4` is a struct of four floats
+# for a kernel's own values, and a NumPy array cannot be typed as an array of them. Its indexing
+# also recomputes the address from the index every time. The search above found no tile, k step or
+# register cap that changes this picture for this kernel.
 #
 # **A second candidate cuts the integer work.** `sgemm_fast.py` (benchmark only, no exercise) keeps
 # the tiles and the 16-byte shared reads and changes three things: two shared stages, so one
@@ -279,6 +279,16 @@ print(
 # GPU needed), a k step of 8 costs the prefetching kernel about 960 instructions for its 512 FFMA
 # (53%), and the two-stage kernel about 720 on interior tiles (71%). It enters the same search (the
 # labels starting "two-stage"), so the winner in brackets says which kernel your GPU preferred.
+#
+# **A third candidate makes the loads 16 bytes wide.** A load Numba cannot express can be written as
+# an `intrinsic`: a few lines of llvmlite that cast the address of element `i` to a pointer to four
+# floats and load them at once (`vec4.py`; NVVM emits `ld.global.v4.f32`, in numba-cuda 0.22 and
+# 0.30). `sgemm_v4.py` (benchmark only) is the two-stage kernel with each thread's k-step loads of m
+# and n as one 16-byte load each (they were four 4-byte loads each), n's tile stored with one
+# 16-byte shared store, the results stored four at a time, and the k step of 8 written out with no
+# loop left (UNROLL 8; UNROLL 4 keeps a two-trip loop and 125 registers instead of 153). The 16-byte
+# path needs `inner` and `cols` multiples of 4 and aligned arrays (the launcher checks); edge
+# blocks and other shapes take bounds-tested scalar loads. Its labels start "16-byte loads".
 
 # %%
 if timing.skip_reason():

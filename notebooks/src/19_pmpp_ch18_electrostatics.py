@@ -253,8 +253,19 @@ expect_failure(WrongAnswer, puzzles.check, "ch18_dcs_cutoff", cutoff_own_bin_onl
 # The launch shape matters as much as the arithmetic: a block row of 128 threads coarsened by 8
 # covers 1024 points, twice the map's 512, so the benchmark's first launch computed half its terms
 # for points it never stored. The coarsening now fits the map, the goal's row searches the shape on
-# your GPU (every candidate validated first), and the first launch stays as a row to compare. On a
-# CPU machine this cell says so and does nothing.
+# your GPU (every candidate validated first), and the first launch stays as a row to compare.
+#
+# With `rsqrtf` a term is four instructions (`dx`, `r2 = dx * dx + dyz2`, the reciprocal square
+# root, `acc += q * r`), one on the special-function unit (MUFU), which does 16 per clock per SM on
+# an H100 against 128 FP32 lanes: the MUFU bounds the kernel, at about 16 terms per clock per SM.
+# The goal's search also tries: the rsqrtf kernel with `fastmath=True` (flushed denormals: one
+# MUFU instruction, without the fix-ups IEEE denormals need; the distances here are at least 0.5);
+# and `dcs_fast.py` (benchmark only), which splits the atoms over `threadIdx.y` so the 512 x 512 map
+# gives the GPU SPLIT times more threads, adds the slices' partial sums in shared memory in a fixed
+# order, loads each atom with one 16-byte load, and can send one point in 8 to the idle FMA pipe
+# (`rsqrt_fma`: a guess from the float's bits and two Newton steps, relative error below 5e-6). The
+# FLOP count stays 11 per pair whatever the kernel computes. On a CPU machine this cell says so and
+# does nothing.
 
 # %%
 if timing.skip_reason():

@@ -111,8 +111,10 @@ def v4_launcher(bn: int, bk: int, max_registers: int | None, unroll: int = 8):
 
 
 def _aligned16(a) -> bool:
-    """The device array's data starts on a 16-byte boundary (a fresh allocation does; a slice may not)."""
-    return a.__cuda_array_interface__["data"][0] % 16 == 0
+    """The device array's data starts on a 16-byte boundary (a fresh allocation does; a slice may not).
+    The simulator's arrays have no address (its 16-byte loads read four elements): True."""
+    cai = getattr(a, "__cuda_array_interface__", None)
+    return cai is None or cai["data"][0] % 16 == 0
 
 
 # the prefetching kernel's knobs, searched on the GPU at hand: block tile width x k step x register

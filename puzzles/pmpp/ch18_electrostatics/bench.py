@@ -10,7 +10,7 @@ from numba import cuda
 from .common import CUTOFF, coulomb_tolerance, make_atoms, potential
 from .cutoff import bin_atoms, dcs_cutoff
 from .dcs import dcs_coarsened, dcs_coarsened_rsqrt, dcs_gather
-from .dcs_fast import dcs_split_kernel, fast_constants
+from .dcs_fast import dcs_split_kernel, fast_constants, rsqrt_fma
 
 FLOPS_PER_PAIR = 11  # 3 differences, 3 squares, 2 adds, sqrt, divide, accumulate (sqrt, divide: 1 each)
 
@@ -35,12 +35,29 @@ def rsqrt_grid(nx: int) -> dict:
 
 
 def split_grid(nx: int) -> dict:
-    """dcs_fast.py's launch shapes searched (threads along x, atom slices, points per thread), the
-    points per thread halved until a block's points fit nx."""
-    shapes = [(32, 8, 8), (32, 4, 8), (64, 4, 4), (32, 8, 4), (64, 2, 8), (128, 2, 4)]
-    fitted = dict.fromkeys((tx, s, fit_coarsening(nx, tx, c)) for tx, s, c in shapes)
+    """dcs_fast.py's launch shapes searched (threads along x, atom slices, points per thread, points
+    on the FMA pipe), the points per thread halved until a block's points fit nx."""
+    shapes = [
+        (32, 8, 8, 0),
+        (32, 4, 8, 0),
+        (64, 4, 4, 0),
+        (32, 8, 4, 0),
+        (128, 2, 4, 0),
+        (32, 8, 8, 1),
+        (32, 4, 8, 1),
+    ]
+    fitted = {}
+    for tx, s, c, soft in shapes:
+        c = fit_coarsening(nx, tx, c)
+        fitted.setdefault((tx, s, c, min(soft, c - 1)), None)
     return {
-        f"atoms split: {tx} x {s}, {c} points/thread, rsqrt.approx.ftz": (tx, s, c) for tx, s, c in fitted
+        f"atoms split: {tx} x {s}, {c} points/thread ({soft} on the FMA pipe), rsqrt.approx.ftz": (
+            tx,
+            s,
+            c,
+            soft,
+        )
+        for tx, s, c, soft in fitted
     }
 
 
@@ -106,8 +123,8 @@ def benchmark(scale: float = 1.0, *, size: tuple = (512, 4000), rsqrt: bool = Tr
         for label, cfg in rsqrt_grid(nx).items():
             launches[f"{label}, fastmath"] = coarse(dcs_coarsened_rsqrt, *cfg, fastmath=True)
     flat_atoms = d_atoms.reshape(d_atoms.size)
-    for label, (txf, split, cf) in split_grid(nx).items():
-        k = specialize(dcs_split_kernel, **fast_constants(txf, split, cf))
+    for label, (txf, split, cf, soft) in split_grid(nx).items():
+        k = specialize(dcs_split_kernel, (rsqrt_fma,), **fast_constants(txf, split, cf, soft))
         launches[label] = (k, (math.ceil(nx / (txf * cf)), ny), (txf, split), flat_atoms)
     for label, (kern, grid, block, *flat) in launches.items():
         energy.copy_to_device(np.full((ny, nx), np.nan, np.float32))  # a launch that skips rows fails
