@@ -1,8 +1,9 @@
 """The tensor-core GEMM candidates alone, against cuBLAS HGEMM, on the GPU at hand (issue 27's 50%
-goal): `python -m puzzles.tensor_cores.gemm_race [n]` (n = 4096; a multiple of 128). Each kernel is
-validated on small shapes and on 8 rows of the n^3 product first; one that fails prints one line and
-is left out. Prints, per kernel: time, TFLOP/s and the fraction of cuBLAS HGEMM measured in the same
-run, and the registers each kernel got (from Numba's compile). The full chapter table stays
+goal): `python -m puzzles.tensor_cores.gemm_race [n [text]]` (n = 4096, a multiple of 256; text:
+only the kernels whose row name contains it, e.g. "64x64", for a profiler run). Each kernel is
+validated on small shapes and on 8 rows of the n^3 product first; one that fails prints one line
+and is left out. Prints, per kernel: time, TFLOP/s and the fraction of cuBLAS HGEMM measured in the
+same run, and the registers each kernel got (from Numba's compile). The full chapter table stays
 `python -m tools.bench --only tc`."""
 
 import math
@@ -27,6 +28,7 @@ def _registers(kernel) -> str:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     n = int(argv[0]) if argv else 4096
+    only = argv[1] if len(argv) > 1 else ""
     why = timing.skip_reason()
     if why:
         print(f"gemm_race skipped: {why}")
@@ -56,6 +58,7 @@ def main(argv=None) -> int:
     if capped is not None:
         kernels[bench.CAPPED] = capped
     kernels.update(bench._pipe_kernels())
+    kernels = {name: kern for name, kern in kernels.items() if only in name}
     shapes = (*bench.FAST_SHAPES, bench.PIPE_SHAPE)
     rows, regs = [], {}
     for name, kernel in kernels.items():
