@@ -207,3 +207,14 @@ def test_pipelined_gemm_matches_numpy_and_keeps_its_registers(
         assert text.count("mma.sync.aligned.m16n8k16") == mma
         assert "cp.async.cg.shared.global" in text and f"cp.async.wait_group {wait}" in text
         assert "ld.local" not in text and "st.local" not in text
+
+
+def test_gemm_race_ceiling_kernel_compiles_to_mma_only():
+    """gemm_race's mma.sync ceiling: 8 independent mma a loop step, no memory but the result."""
+    if not ptx.available():
+        pytest.skip("no compile check here")
+    from puzzles.tensor_cores import gemm_race
+
+    text, _ = cuda.compile_ptx(gemm_race.mma_peak.py_func, (numba.float32[:], numba.int64), cc=(9, 0))
+    assert text.count("mma.sync.aligned.m16n8k16") == gemm_race.CHAINS
+    assert "ld.local" not in text and "ld.global" not in text

@@ -10,9 +10,10 @@ import math
 import sys
 
 import numpy as np
-from numba import cuda
+from numba import cuda, float32, uint32
 
 from helpers import timing
+from helpers.tensor_cores import mma_m16n8k16_packed
 
 from . import bench, fast_gemm
 
@@ -23,6 +24,47 @@ def _registers(kernel) -> str:
         return str(regs if isinstance(regs, int) else max(regs.values()))
     except Exception:  # noqa: BLE001 - older numba-cuda spells it differently: the figure is a nicety
         return "?"
+
+
+CHAINS = 8  # independent accumulators a warp: enough mma in flight to hide the instruction's latency
+PEAK_ITERS = 4096
+
+
+@cuda.jit
+def mma_peak(out, iters):
+    """mma.sync m16n8k16 alone, operands in registers: the instruction's own ceiling on this GPU
+    (what no mma.sync GEMM can pass; Hopper's full fp16 rate needs wgmma)."""
+    ones = uint32(0x24002400)  # two fp16 1/64: sums stay small
+    acc = cuda.local.array((CHAINS, 4), float32)
+    for q in range(CHAINS):
+        for r in range(4):
+            acc[q, r] = 0.0
+    for _ in range(iters):
+        for q in range(CHAINS):
+            d = mma_m16n8k16_packed(
+                ones, ones, ones, ones, ones, ones, acc[q, 0], acc[q, 1], acc[q, 2], acc[q, 3]
+            )
+            for r in range(4):
+                acc[q, r] = d[r]
+    total = float32(0.0)
+    for q in range(CHAINS):
+        for r in range(4):
+            total += acc[q, r]
+    out[cuda.grid(1)] = total
+
+
+def _peak_seconds_and_flops():
+    """Seconds and FLOPs of mma_peak over 8 blocks of 4 warps a SM (None on GPUs before sm_80)."""
+    dev = cuda.get_current_device()
+    if tuple(dev.compute_capability) < (8, 0):
+        return None
+    blocks, threads = 8 * dev.MULTIPROCESSOR_COUNT, 128
+    out = cuda.device_array(blocks * threads, np.float32)
+    seconds = timing.time_gpu(lambda: mma_peak[blocks, threads](out, PEAK_ITERS))
+    want = PEAK_ITERS * 16 * (1 / 64) ** 2  # every element: iters x k = 16 products of 1/64 x 1/64
+    if not np.allclose(out.copy_to_host(), CHAINS * 4 * want, rtol=1e-3):
+        raise AssertionError(f"mma_peak: sums {out.copy_to_host()[:4]}, expected {CHAINS * 4 * want}")
+    return seconds, blocks * threads // 32 * PEAK_ITERS * CHAINS * 2 * 16 * 8 * 16
 
 
 def main(argv=None) -> int:
@@ -88,6 +130,16 @@ def main(argv=None) -> int:
         regs[name] = _registers(kernel)
         rows.append((name, seconds))
     flops = 2 * n**3
+    try:
+        peak = _peak_seconds_and_flops()
+    except Exception as e:  # noqa: BLE001 - the table below matters more than this line
+        peak = None
+        print(f"mma.sync ceiling not measured: {type(e).__name__}: {e}")
+    if peak is not None:
+        print(
+            f"mma.sync m16n8k16 alone (registers only): {peak[1] / peak[0] / 1e12:.1f} TFLOP/s, "
+            "the ceiling of this route"
+        )
     dev = cuda.get_current_device().name
     print(f"GEMM {n}^3, {dev.decode() if isinstance(dev, bytes) else dev}")
     print(f"{'kernel':<100} {'regs':>4} {'ms':>8} {'TFLOP/s':>8} {'of cuBLAS':>9}")
