@@ -29,10 +29,7 @@ LAYERS = [
     ("helpers.device", 1),
     ("helpers.engine", 1),  # the deprecated name of helpers.device (an alias module)
     ("helpers.ptx", 1),
-    (
-        "helpers.tensor_cores",
-        1,
-    ),  # the course's mma.sync, dp4a, ldmatrix, cp.async intrinsics (their simulator side: sim.mma)
+    ("helpers.tensor_cores", 1),  # mma.sync, dp4a, ldmatrix, cp.async intrinsics (simulator side: sim.mma)
     ("helpers.mlir", 1),  # the compile check through numba-cuda-mlir (MP_COMPILER=mlir)
     ("helpers.environment", 1),  # what this machine has and lacks, in plain words
     ("helpers.metrics", 2),  # numbers from traces

@@ -173,29 +173,48 @@ def test_misuse_is_named():
 
 
 @pytest.mark.parametrize(
-    "name, ldmatrix, mma", [("fast_gemm_pipe", 12, 32), ("fast_gemm_pipe_64x64", 16, 64)]
+    "name, ldmatrix, mma, k, wait, simulate",
+    [
+        ("fast_gemm_pipe", 12, 32, 128, 1, True),
+        ("fast_gemm_pipe_64x64", 16, 64, 128, 1, False),  # (its warp shape and tile: the other two's)
+        ("fast_gemm_pipe_256", 16, 64, 96, 0, True),
+    ],
 )
-def test_pipelined_gemm_matches_numpy_and_keeps_its_registers(name, ldmatrix, mma, monkeypatch):
-    """A pipelined candidate on one 128x128 block, 4 k-slices (the 3 stages wrap), and its sm_90 PTX:
-    per slice `ldmatrix` ldmatrix.x4 and `mma` mma, cp.async, no local memory (arrays in registers)."""
+def test_pipelined_gemm_matches_numpy_and_keeps_its_registers(
+    name, ldmatrix, mma, k, wait, simulate, monkeypatch
+):
+    """A pipelined candidate on one block, k-slices enough for its stages to wrap (~12 s each on the
+    simulator), and its sm_90 PTX: per slice `ldmatrix` ldmatrix.x4 and `mma` mma, cp.async, no local
+    memory (its arrays live in registers)."""
     from puzzles.tensor_cores import fast_gemm as fg
 
     kernel = getattr(fg, name)
     rng = np.random.default_rng(5)
-    m, n, k = 128, 128, 128
+    m, n = 128, fg.tile_n(kernel)
     a = rng.standard_normal((m, k)).astype(np.float16)
     b = rng.standard_normal((k, n)).astype(np.float16)
     c = np.full((m, n), np.nan, np.float32)
     args = (c, fg.words(a), fg.words(b.T), m, n, k)
-    monkeypatch.setattr(
-        sim.config, "steps_per_thread", sim.config.steps_per_thread * 4
-    )  # 128 threads' budget
-    sim.launch(kernel, (1, 1), fg.threads_of(kernel), args, engine="greenlet", timeout=60)  # ~8 s
-    assert np.abs(c - a.astype(np.float64) @ b.astype(np.float64)).max() < 1e-4
+    if simulate:
+        budget = sim.config.steps_per_thread * 4  # a whole tile's work per thread
+        monkeypatch.setattr(sim.config, "steps_per_thread", budget)
+        sim.launch(kernel, (1, 1), fg.threads_of(kernel), args, engine="greenlet", timeout=60)
+        assert np.abs(c - a.astype(np.float64) @ b.astype(np.float64)).max() < 1e-4
     if ptx.available():
         # (compile_ptx, not ptx_check: the two kernels share one code object, ptx_check's cache key)
         text, _ = cuda.compile_ptx(kernel.py_func, ptx.arg_types(args), cc=(9, 0))
         assert text.count("ldmatrix.sync.aligned.m8n8.x4.shared.b16") == ldmatrix
         assert text.count("mma.sync.aligned.m16n8k16") == mma
-        assert "cp.async.cg.shared.global" in text and "cp.async.wait_group 1" in text
+        assert "cp.async.cg.shared.global" in text and f"cp.async.wait_group {wait}" in text
         assert "ld.local" not in text and "st.local" not in text
+
+
+def test_gemm_race_ceiling_kernel_compiles_to_mma_only():
+    """gemm_race's mma.sync ceiling: 8 independent mma a loop step, no memory but the result."""
+    if not ptx.available():
+        pytest.skip("no compile check here")
+    from puzzles.tensor_cores import gemm_race
+
+    text, _ = cuda.compile_ptx(gemm_race.mma_peak.py_func, (numba.float32[:], numba.int64), cc=(9, 0))
+    assert text.count("mma.sync.aligned.m16n8k16") == gemm_race.CHAINS
+    assert "ld.local" not in text and "ld.global" not in text

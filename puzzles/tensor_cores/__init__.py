@@ -8,6 +8,8 @@
     int8_gemm.py     tc_int8_gemm: int8 matrix product, dp4a, per-row (A) and per-column (B) scales
     layout.py        the fragment layout drawn lane by lane (a picture, no kernel)
     bench.py         benchmark(), GOAL: the tensor-core GEMM against cuBLAS HGEMM, FP32 SGEMM, TF32
+    fast_gemm.py     the benchmark's tensor-core GEMMs (not exercises), with the pipelined candidates
+    gemm_race.py     `python -m puzzles.tensor_cores.gemm_race`: those GEMMs alone against cuBLAS HGEMM
 
 The intrinsics are the course's (helpers/tensor_cores.py): numba-cuda has no mma API. Constants for
 the notebook: `from puzzles.tensor_cores import *` (never a kernel)."""

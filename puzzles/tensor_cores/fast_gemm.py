@@ -140,9 +140,7 @@ def fast_gemm_k16(c, a32, bt32, m, n, k):
 
 # --- the pipelined candidates: cp.async into swizzled shared memory, 3 stages, ldmatrix fragments
 STAGES = 3  # k-slices in flight: 3 x (A 8 KiB + B 8 KiB) = 48 KiB, the static shared-memory limit
-WAIT = STAGES - 2  # cp.async groups left pending when a slice is used (a constant: PTX immediate)
-SLICE = BM * KW  # words of one operand's slice in one stage (128 rows x 16 words)
-SMEM = STAGES * SLICE  # words of one operand's stages (a constant: Numba sizes shared arrays by literals)
+SLICE = BM * KW  # words of A's slice in one stage (128 rows x 16 words)
 
 
 @cuda.jit(device=True, inline=True)
@@ -153,34 +151,39 @@ def swz(row, chunk):
     return row * KW + 4 * (chunk ^ ((row >> 1) & 3))
 
 
-def pipe_kernel(warps_n: int, wn: int):
-    """A 128x128-tile kernel of 2 x `warps_n` warps, each 64 x `wn` of C (m16n8k16, sm_80 and
-    newer), fed by a 3-stage cp.async pipeline (slice kt + 2 is copied while slice kt is multiplied)
-    and ldmatrix.x4 fragment loads (one brings a warp a 16x16 A fragment, or the B fragments of two
-    n8 tiles). Its thread count is `threads_of(kernel)`."""
-    assert warps_n * wn == BN and wn % 16 == 0
+def pipe_kernel(warps_n: int, wn: int, bn: int = BN, stages: int = STAGES):
+    """A 128 x `bn`-tile kernel of 2 x `warps_n` warps, each 64 x `wn` of C (m16n8k16, sm_80 and
+    newer), fed by a `stages`-stage cp.async pipeline (slice kt + stages - 1 is copied while slice kt
+    is multiplied) and ldmatrix.x4 fragment loads (one brings a warp a 16x16 A fragment, or the B
+    fragments of two n8 tiles). Its threads and tile width: `threads_of(kernel)`, `tile_n(kernel)`."""
+    assert warps_n * wn == bn and wn % 16 == 0 and stages * (BM + bn) * KW * 4 <= 48 * 1024
     threads = 64 * warps_n
     ti, tj = WM // 16, wn // 8  # mma tiles per warp
-    copies = BM * 4 // threads  # 16-byte chunks per thread per operand per slice
+    copies_a, copies_b = BM * 4 // threads, bn * 4 // threads  # 16-byte chunks a thread, a slice
+    slice_b = bn * KW
+    smem_a, smem_b = stages * SLICE, stages * slice_b
+    wait = stages - 2  # cp.async groups left pending when a slice is used (a PTX immediate)
 
     @cuda.jit(device=True, inline=True)
     def load_slice(sa, sb, a32, bt32, stage, kt, row0, col0, kw, tid):
         """Start the copies of A's and B's k-slice `kt` into `stage`."""
-        for p in range(copies):
+        for p in range(copies_a):
             e = tid + threads * p
             r, ch = e >> 2, e & 3
-            dst = stage * SLICE + swz(r, ch)
-            cp_async_16(sa, dst, a32, (row0 + r) * kw + kt * KW + 4 * ch)
-            cp_async_16(sb, dst, bt32, (col0 + r) * kw + kt * KW + 4 * ch)
+            cp_async_16(sa, stage * SLICE + swz(r, ch), a32, (row0 + r) * kw + kt * KW + 4 * ch)
+        for p in range(copies_b):
+            e = tid + threads * p
+            r, ch = e >> 2, e & 3
+            cp_async_16(sb, stage * slice_b + swz(r, ch), bt32, (col0 + r) * kw + kt * KW + 4 * ch)
 
     def fast_gemm_pipe(c, a32, bt32, m, n, k):
         tid = cuda.threadIdx.x
         warp, lane = tid // 32, tid % 32
         g, t = lane >> 2, lane & 3
-        row0, col0 = cuda.blockIdx.y * BM, cuda.blockIdx.x * BN
+        row0, col0 = cuda.blockIdx.y * BM, cuda.blockIdx.x * bn
         wm0, wn0 = WM * (warp // warps_n), wn * (warp % warps_n)
-        sa = cuda.shared.array(SMEM, uint32, alignment=16)
-        sb = cuda.shared.array(SMEM, uint32, alignment=16)
+        sa = cuda.shared.array(smem_a, uint32, alignment=16)
+        sb = cuda.shared.array(smem_b, uint32, alignment=16)
         acc = cuda.local.array((ti, tj, 4), float32)
         af = cuda.local.array((ti, 4), uint32)
         bf = cuda.local.array((tj, 2), uint32)
@@ -190,7 +193,7 @@ def pipe_kernel(warps_n: int, wn: int):
                     acc[i, j, r] = 0.0
         kw = k // 2
         ktiles = k // BK
-        for s in range(STAGES - 1):
+        for s in range(stages - 1):
             if s < ktiles:
                 load_slice(sa, sb, a32, bt32, s, s, row0, col0, kw, tid)
             cp_async_commit()
@@ -199,20 +202,20 @@ def pipe_kernel(warps_n: int, wn: int):
         a_row, a_hi = lane & 15, lane >> 4
         b_row, b_hi = (lane & 7) + 8 * (lane >> 4), (lane >> 3) & 1
         for kt in range(ktiles):
-            cp_async_wait(WAIT)  # this thread's copies of slice kt have landed
+            cp_async_wait(wait)  # this thread's copies of slice kt have landed
             cuda.syncthreads()  # everyone's have, and everyone is done with slice kt - 1's stage
-            nxt = kt + STAGES - 1
+            nxt = kt + stages - 1
             if nxt < ktiles:
-                load_slice(sa, sb, a32, bt32, nxt % STAGES, nxt, row0, col0, kw, tid)
-            cp_async_commit()  # (an empty group at the end keeps the count WAIT means)
-            base = (kt % STAGES) * SLICE
+                load_slice(sa, sb, a32, bt32, nxt % stages, nxt, row0, col0, kw, tid)
+            cp_async_commit()  # (an empty group at the end keeps the count `wait` means)
+            stage = kt % stages
             for kk in range(BK // 16):
                 for i in range(ti):
-                    f = ldmatrix_x4(sa, base + swz(wm0 + 16 * i + a_row, 2 * kk + a_hi))
+                    f = ldmatrix_x4(sa, stage * SLICE + swz(wm0 + 16 * i + a_row, 2 * kk + a_hi))
                     for q in range(4):  # rows 0-7 / 8-15 at k 0-7, then at k 8-15: m16n8k16's a0-a3
                         af[i, q] = f[q]
                 for jp in range(tj // 2):
-                    f = ldmatrix_x4(sb, base + swz(wn0 + 16 * jp + b_row, 2 * kk + b_hi))
+                    f = ldmatrix_x4(sb, stage * slice_b + swz(wn0 + 16 * jp + b_row, 2 * kk + b_hi))
                     bf[2 * jp, 0] = f[0]  # columns 0-7 of the pair, k 0-7
                     bf[2 * jp, 1] = f[1]  # columns 0-7, k 8-15
                     bf[2 * jp + 1, 0] = f[2]  # columns 8-15, k 0-7
@@ -244,15 +247,24 @@ def pipe_kernel(warps_n: int, wn: int):
                     ]
 
     fast_gemm_pipe.__name__ = fast_gemm_pipe.__qualname__ = f"fast_gemm_pipe_{2 * warps_n}w_64x{wn}"
-    _THREADS[fast_gemm_pipe] = threads
+    _SHAPE[fast_gemm_pipe] = (threads, bn)
     return cuda.jit(fast_gemm_pipe)
 
 
-_THREADS: dict = {}  # a pipelined kernel's Python function -> its threads per block
+_SHAPE: dict = {}  # a pipelined kernel's Python function -> (threads per block, tile width)
 
 
 def threads_of(kernel) -> int:
-    return _THREADS.get(getattr(kernel, "py_func", kernel), THREADS)
+    return _SHAPE.get(getattr(kernel, "py_func", kernel), (THREADS, BN))[0]
+
+
+def tile_n(kernel) -> int:
+    return _SHAPE.get(getattr(kernel, "py_func", kernel), (THREADS, BN))[1]
+
+
+def fit(kernel, m: int, n: int, k: int) -> tuple[int, int, int]:
+    """(m, n, k) with n rounded up to `kernel`'s tile width (validation shapes for every kernel)."""
+    return m, -(-n // tile_n(kernel)) * tile_n(kernel), k
 
 
 def capped(kernel, registers: int):
@@ -262,11 +274,13 @@ def capped(kernel, registers: int):
 
 fast_gemm_pipe = pipe_kernel(4, 32)  # 8 warps of 64x32: fast_gemm_k16's tiles
 fast_gemm_pipe_64x64 = pipe_kernel(2, 64)  # 4 warps of 64x64: twice the mma per ldmatrix, 128 threads
+# 8 warps of 64x64 on a 128x256 tile, 2 stages (48 KiB): the most mma per byte of shared memory
+fast_gemm_pipe_256 = pipe_kernel(4, 64, bn=256, stages=2)
 
 
 def launch(c, a32, bt32, m, n, k, kernel=None):
     kernel = kernel or fast_gemm
-    kernel[(n // BN, m // BM), threads_of(kernel)](c, a32, bt32, m, n, k)
+    kernel[(n // tile_n(kernel), m // BM), threads_of(kernel)](c, a32, bt32, m, n, k)
 
 
 def words(x: np.ndarray) -> np.ndarray:
