@@ -35,10 +35,13 @@ def arch_error(what: str, need: tuple[int, int], cc: tuple[int, int]) -> str | N
     """Why `what` cannot run on a GPU of compute capability `cc`, or None when it can."""
     if tuple(cc) >= need:
         return None
+    gpus = (
+        "a T4 (7.5) or newer" if need <= (7, 5) else "an A100, L4 or H100 (8.0 or newer; Colab's T4 is 7.5)"
+    )
     return (
         f"{what} needs a GPU of compute capability {need[0]}.{need[1]} or newer, and this one is "
-        f"{cc[0]}.{cc[1]}: its tensor cores (if any) do not have this instruction. Use a T4 (7.5) or "
-        "newer, or run the kernel on the simulator (helpers.use('sim'))."
+        f"{cc[0]}.{cc[1]}: it does not have this instruction. Use {gpus}, or run the kernel on the "
+        "simulator (helpers.use('sim'))."
     )
 
 

@@ -127,6 +127,9 @@ def test_cp_async_refused_before_sm80(monkeypatch):
     ):
         tensor_cores._require("cp_async_16 (cp.async)", tensor_cores.CP_ASYNC_ARCH)
     tensor_cores._require("ldmatrix_x4", tensor_cores.LDMATRIX_ARCH)  # sm_75 has ldmatrix
+    assert "Use an A100, L4 or H100 (8.0 or newer; Colab's T4 is 7.5)" in tensor_cores.arch_error(
+        "cp_async_16", tensor_cores.CP_ASYNC_ARCH, (7, 5)
+    )
 
 
 @cuda.jit
