@@ -3,7 +3,7 @@ profiler sees exactly those launches:
 
     ncu --clock-control none --section SpeedOfLight --section WarpStateStats \\
         --section ComputeWorkloadAnalysis --metrics dram__bytes_read.sum,dram__bytes_write.sum \\
-        python -m tools.profile ch08      # or ch05 ch06 ch07 ch09 ch11 ch12 ch14 ch18 tc, several, or none: all
+        python -m tools.profile ch08   # or ch05 ch06 ch07 ch09 ch11 ch12 ch14 ch18 tc, several; none: all
 
 Each launch is the configuration the notebook's table names (and, for ch08, ch11, ch12 and ch14, the
 32-bit-index candidates beside the old kernels). Without a GPU it prints why and exits.
