@@ -20,7 +20,8 @@ Their searches still run (a noisy one falls back to the default and says so); on
 as `python -m tools.bench` or a notebook run on its own left it. (An environment variable rather than
 helpers/tuning.py looking for PYTEST_XDIST_WORKER: the library need not know about pytest, a serial
 run shares the GPU with whatever else runs just the same, and `MP_TUNING_READONLY=0 pytest ...` can
-still opt out.)
+still opt out.) MP_SMALL_STUDIES=1 likewise: without a GPU, 13_the_machine's CPU timings run at CI's
+sizes (the suite checks that the study runs; a learner's CPU-only run measures larger sizes).
 """
 
 import os
@@ -53,10 +54,12 @@ def scope_of(nodeid: str) -> str:
 
 PTX_CACHE = "MP_PTX_CACHE"  # helpers.ptx.CACHE_ENV (not imported here: the controller needs no numba)
 TUNING_READONLY = "MP_TUNING_READONLY"  # helpers.tuning.READONLY_ENV
+SMALL_STUDIES = "MP_SMALL_STUDIES"  # puzzles.machine.measure.sizes.SMALL_ENV
 
 
 def pytest_configure(config):
     os.environ.setdefault(TUNING_READONLY, "1")  # inherited by xdist workers and notebook kernels
+    os.environ.setdefault(SMALL_STUDIES, "1")  # without a GPU, 13_the_machine's CPU timings at CI's sizes
     if PTX_CACHE not in os.environ and not hasattr(config, "workerinput"):  # the first process
         folder = tempfile.mkdtemp(prefix="mp-ptx-")
         os.environ[PTX_CACHE] = folder  # inherited by xdist workers and notebook kernels

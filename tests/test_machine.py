@@ -90,7 +90,22 @@ def test_crossover():
     assert measure.crossover(sizes, cpu, {"GPU, data on device": [9.0] * 4}) is None
 
 
+def test_sizes_are_ci_sizes_under_the_suite_only_without_a_gpu(monkeypatch):
+    from helpers import timing
+
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv("MP_SMALL_STUDIES", "1")  # conftest.py sets it for the suite
+    monkeypatch.setattr(timing, "skip_reason", lambda: "no GPU here")
+    assert max(measure.vector_sizes()) == 10**5 and max(measure.matmul_sizes()) == 128
+    monkeypatch.setenv("MP_SMALL_STUDIES", "0")  # a learner without a GPU
+    assert max(measure.vector_sizes()) == 10**7 and max(measure.matmul_sizes()) == 256
+    monkeypatch.setenv("MP_SMALL_STUDIES", "1")
+    monkeypatch.setattr(timing, "skip_reason", lambda: None)  # with a GPU the suite measures in full
+    assert max(measure.vector_sizes()) == 10**8 and max(measure.matmul_sizes()) == 2048
+
+
 def test_sizes_are_capped_under_ci(monkeypatch):
+    monkeypatch.delenv("MP_SMALL_STUDIES", raising=False)  # as a learner runs it, outside the suite
     monkeypatch.setenv("CI", "1")
     assert measure.vector_sizes()[0] == 1000 and max(measure.vector_sizes()) <= 10**5
     assert max(measure.matmul_sizes()) <= 128

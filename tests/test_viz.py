@@ -424,6 +424,12 @@ def test_show_frames_wrong_output_cells():
     fig = puzzles.show("map", map_times_ten, seed=0)
     assert "wrong value" in _legend_texts(fig)
     assert f"{n} output cells shown hold a wrong value" in fig._supxlabel.get_text().replace("\n", " ")
+    # the frames drawn are the wrong cells: one square around each cell of `out` (drawn after `a`)
+    ax = fig.axes[0]
+    (frames,) = [p for p in ax.patches if p.get_gid() == viz.access.WRONG_GID]
+    (cells,) = [c for c in ax.collections if len(c.get_paths()) == 2 * n]
+    out_cells = [tuple(path.vertices[:4].mean(axis=0)) for path in cells.get_paths()[n:]]
+    assert sorted(viz.access.squares_centres(frames)) == sorted(out_cells)
     right = puzzles.get("map").reference
     assert puzzles.wrong_cells(puzzles.harness.run_once(puzzles.get("map"), right, case=0, seed=0)) == {}
 

@@ -18,7 +18,8 @@ import numpy as np
 from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.patches import Patch, Rectangle
+from matplotlib.patches import Patch, PathPatch, Rectangle
+from matplotlib.path import Path
 
 from helpers.sim.trace import READ, Trace
 from helpers.viz import analysis as an
@@ -33,6 +34,7 @@ BIG_ARRAY = 1024  # arrays with more cells are drawn as one image
 MAX_TEXTS = 500  # cell labels per figure at most (text is what makes drawing slow)
 MAX_EPOCHS = 6  # shared-memory copies (barrier intervals) drawn at most
 MAX_LINES = 48  # read -> write lines per panel; beyond, only one thread's lines (a tangle teaches nothing)
+WRONG_GID = "wrong cells"  # the gid of the patch framing them (tests find it by it)
 LEGEND_THREADS = 16  # a legend entry per thread up to this many; beyond, tN labels name the writers
 
 
@@ -380,11 +382,13 @@ def _draw_panel(
     # the faulting thread's written cells get a vermillion frame, the faulting cell a hatched one
     if bad_threads:
         wrows = rows[np.isin(rows["thread"], list(bad_threads)) & (rows["kind"] != READ)]
+        framed = []
         for arr, idx, ep in zip(wrows["array"].tolist(), wrows["index"].tolist(), wrows["epoch"].tolist()):
             p = lay.by_key.get((arr, an.node_epoch(trace, arr, ep)))
             if p is not None:
-                x, y = p.cell(idx)
-                ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, ec=style.BAD, lw=2, zorder=6))
+                framed.append(p.cell(idx))
+        if framed:
+            ax.add_artist(_squares(framed, ec=style.BAD, lw=2))
     if focus and focus.block == block:
         for aid, ep, index, text in focus.marks:
             p = lay.by_key.get((aid, ep))
@@ -561,22 +565,33 @@ def draw_access_map(
 
 def _mark_wrong(ax, trace: Trace, lay: Layout, wrong: dict) -> int:
     """Frame in vermillion the output cells whose value differs from the spec; returns how many."""
-    n = 0
+    centres = []
     for name, cells in wrong.items():
         try:
             info = trace.array(name)
         except KeyError:
             continue
         p = lay.by_key.get((info.id, -1))
-        if p is None:
-            continue
-        for flat in cells:
-            x, y = p.cell(int(flat))
-            ax.add_patch(
-                Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, ec=style.BAD, lw=2.2, hatch="////", zorder=6)
-            )
-            n += 1
-    return n
+        if p is not None:
+            centres.append(np.column_stack(p.cell(np.asarray(cells, dtype=np.int64))))
+    if centres:
+        ax.add_artist(_squares(np.concatenate(centres), ec=style.BAD, lw=2.2, hatch="////", gid=WRONG_GID))
+    return sum(len(c) for c in centres)
+
+
+def _squares(centres, **style_kw) -> PathPatch:
+    """Unfilled unit squares around cell centres (n x 2), drawn above the cells, as ONE path: a patch
+    (or a collection) per square costs seconds on a stub's thousands of wrong cells, mostly hatching."""
+    square = np.array([[-0.5, -0.5], [0.5, -0.5], [0.5, 0.5], [-0.5, 0.5], [0.0, 0.0]])
+    verts = np.asarray(centres, dtype=float).reshape(-1, 1, 2) + square
+    verts[:, 4] = verts[:, 0]  # CLOSEPOLY's vertex is ignored; the start keeps the extent right
+    codes = np.tile([Path.MOVETO, Path.LINETO, Path.LINETO, Path.LINETO, Path.CLOSEPOLY], len(verts))
+    return PathPatch(Path(verts.reshape(-1, 2), codes), fill=False, zorder=6, snap=True, **style_kw)
+
+
+def squares_centres(patch: PathPatch) -> list:
+    """The centres of the squares `_squares` drew (tests read the picture back with it)."""
+    return [tuple(c) for c in patch.get_path().vertices.reshape(-1, 5, 2)[:, :4].mean(axis=1)]
 
 
 def _legend(fig, trace: Trace, threads, colors, focus, several, wrong=False):

@@ -1,4 +1,5 @@
-"""The sizes the CPU-vs-GPU study measures: small under CI, larger with a GPU."""
+"""The sizes the CPU-vs-GPU study measures: small under CI (and under the test suite without a GPU:
+conftest.py sets MP_SMALL_STUDIES), larger with a GPU."""
 
 from __future__ import annotations
 
@@ -6,13 +7,15 @@ import os
 
 from helpers import timing
 
+SMALL_ENV = "MP_SMALL_STUDIES"  # "1": the CPU-only sizes are CI's (the test suite: it checks the study runs)
+
 
 def size_caps() -> tuple:
     """(largest vector length, largest matmul n) to measure here: small under CI, larger with a GPU."""
     if os.environ.get("CI"):
         return 10**5, 128
     if timing.skip_reason():
-        return 10**7, 256
+        return (10**5, 128) if os.environ.get(SMALL_ENV) == "1" else (10**7, 256)
     return 10**8, 2048
 
 
