@@ -419,3 +419,25 @@ def test_ncu_summary_on_a_real_h100_csv(monkeypatch, capsys, tmp_path):
     assert (tmp_path / "ncu-ch14.csv").exists() and "54.02" in capsys.readouterr().out
     monkeypatch.setattr(ncu_summary.subprocess, "run", lambda cmd: types.SimpleNamespace(returncode=3))
     assert ncu_summary.run(["ch08"], tmp_path) == 1 and "ch08: ncu exited with 3" in capsys.readouterr().err
+
+
+def test_tensor_core_goal_judges_the_fastest_validated_gemm():
+    """puzzles.tensor_cores.bench: the goal row is the fastest tensor-core GEMM of the run (a pipelined
+    candidate on an H100), renamed BEST with its former name in its config, which the goals table
+    shows; the other rows keep their names."""
+    from puzzles.tensor_cores import bench as tc
+
+    rows = [
+        Measurement(tc.MMA128, 2.4e-3, flops=2 * 4096**3, config="m16n8k16"),
+        Measurement(tc.PIPE64, 0.43e-3, flops=2 * 4096**3),
+        Measurement(tc.PIPE, 0.45e-3, flops=2 * 4096**3),
+        Measurement(tc.HGEMM, 0.27e-3, flops=2 * 4096**3, peer=True, ceiling=True),
+    ]
+    tc.judge_fastest(rows)
+    assert [r.name for r in rows] == [tc.MMA128, tc.BEST, tc.PIPE, tc.HGEMM]
+    assert rows[1].config == "cp.async 3 stages + ldmatrix, 4 warps of 64x64"
+    row = bench.goal_row("tc", tc, rows)
+    assert row[1] == f"{tc.BEST} [cp.async 3 stages + ldmatrix, 4 warps of 64x64]" and row[4] == "62.8%"
+    assert row[-1] == "yes"
+    alone = [Measurement(tc.MMA128, 2.4e-3, flops=1.0, config="m16n8k16")]
+    assert tc.judge_fastest(alone)[0].config == "mma.sync, 128x128 tiles, m16n8k16"
