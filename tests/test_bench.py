@@ -333,7 +333,8 @@ NCU_CSV = "==PROF== Connected to process\n" + "\n".join(
 def test_ncu_summary_reads_ncu_csv_and_names_the_limits(monkeypatch, capsys):
     """tools.ncu_summary (GPU machines: ncu on tools.profile's launches) on a fake report: short kernel
     name, time in microseconds, the busiest pipes and the top three stalls ("selected" is no stall);
-    metrics the report lacks print as "-"; without ncu on PATH it fails loudly."""
+    metrics the report lacks print as "-"; the ncu command asks for the sections and the metrics;
+    without ncu on PATH it fails loudly."""
     from tools import ncu_summary
 
     (row,) = ncu_summary.summarise(NCU_CSV)
@@ -341,19 +342,102 @@ def test_ncu_summary_reads_ncu_csv_and_names_the_limits(monkeypatch, capsys):
     assert row["time_us"] == pytest.approx(310.0) and row["SM %"] == 91.5 and row["regs"] == 40
     assert row["pipes"] == [("xu", 97.3), ("fma", 45.1)]
     assert row["stalls"] == [("math_pipe_throttle", 2.5), ("wait", 0.7), ("barrier", 0.2)]
+    assert row["warp/elem"] is None  # no element count given
     text = ncu_summary.render([row])
     assert "dcs_split_kernel" in text and "xu 97%" in text and "math_pipe_throttle 2.50" in text
     assert row["mem %"] is None and " - " in text
-    cmd = ncu_summary.command(["ch05", "ch18"], ncu_summary.Path("/tmp/r"))
-    assert cmd[0] == "ncu" and cmd[-3:] == ["tools.profile", "ch05", "ch18"] and "WarpStateStats" in cmd
+    cmd = ncu_summary.command("ch18", "/tmp/r/ncu-ch18.csv")
+    assert cmd[0] == "ncu" and cmd[-3:] == ["-m", "tools.profile", "ch18"] and "WarpStateStats" in cmd
+    assert ",".join(ncu_summary.METRICS) in cmd and "/tmp/r/ncu-ch18.csv" in cmd
     mangled = "_ZN7puzzles4pmpp18ch05_memory_tiling8sgemm_v416v4_matmul_kernelB2v1B104cw51cXE5ArrayIfLi1E"
     demangled = (
         "puzzles::pmpp::ch05_memory_tiling::sgemm_v4::v4_matmul_kernel[abi:v1][abi:cw51cX](Array<float>)"
     )
+    newer = "lookback32::lookback_u32[v5,cw51cXTLSU](Array<float, 1, C, mutable, aligned>, long long)"
     assert ncu_summary.short_name(mangled) == ncu_summary.short_name(demangled) == "v4_matmul_kernel"
-    with pytest.raises(ValueError, match="no CSV header"):
+    assert ncu_summary.short_name(newer) == "lookback_u32"
+    with pytest.raises(ValueError, match="no ncu raw-page CSV header"):
         ncu_summary.summarise("ncu: no kernels were profiled")
     monkeypatch.setattr(ncu_summary.shutil, "which", lambda _: None)
     assert (
         ncu_summary.main(["ch18"]) == 1 and "ncu (Nsight Compute) is not on PATH" in capsys.readouterr().err
     )
+
+
+def test_ncu_summary_counts_instructions_per_element():
+    """--print-units base leaves the units row empty (time in ns); instruction counts divide by the
+    study's elements; stalls past the top three are left out."""
+    from tools import ncu_summary
+
+    header = ["ID", "Kernel Name", *ncu_summary.METRICS]
+    stalls = [_STALL.format(s) for s in ("barrier", "long_scoreboard", "wait", "math")]
+    kernel = "puzzles::pmpp::ch14_sparse::csr_fast::spmv_csr_subwarp[abi:v1](Array<float>)"
+    values = ["0", kernel, "250000", "40", "80", "75", "90", "30", "100", "24", "1000", "32000"]
+    lines = [
+        "==PROF== Connected to process 1",
+        ",".join(f'"{h}"' for h in header + stalls),
+        ",".join('""' for _ in header + stalls),  # the units row
+        ",".join(f'"{v}"' for v in values + ["0.5", "6.25", "1.5", "0.1"]),
+    ]
+    assert len(ncu_summary.rows_of(lines)) == 1
+    (row,) = ncu_summary.summarise("\n".join(lines), 1000)
+    assert row["name"] == "spmv_csr_subwarp" and row["time_us"] == pytest.approx(250.0)
+    assert row["warp/elem"] == 1.0 and row["thread/elem"] == 32.0 and row["theo %"] == 100
+    assert row["stalls"] == [("long_scoreboard", 6.25), ("wait", 1.5), ("barrier", 0.5)]
+    text = ncu_summary.render([row])
+    assert "250.0" in text and "32.00" in text and "long_scoreboard 6.25, wait 1.50, barrier 0.50" in text
+
+
+def test_ncu_summary_on_a_real_h100_csv(monkeypatch, capsys, tmp_path):
+    """tests/data/ncu-ch14.csv: two launches of `python -m tools.ncu_summary ch14` on an H100 (the
+    CSV cut to the columns the summary reads): CSR-Vector (a warp per row) issues 54 warp
+    instructions per nonzero against scalar CSR's 0.68. Read back by name, and through `run` with a
+    stand-in for ncu that leaves the CSV where the command says."""
+    from pathlib import Path
+
+    from tools import ncu_summary
+
+    data = Path(__file__).parent / "data" / "ncu-ch14.csv"
+    assert ncu_summary.main([str(data)]) == 0
+    out = capsys.readouterr().out
+    vector = next(ln for ln in out.splitlines() if "spmv_csr_vector" in ln)
+    scalar = next(ln for ln in out.splitlines() if "spmv_csr_scalar32" in ln)
+    assert out.startswith("ch14: 2 kernel launches, 20,963,328 elements each")
+    assert "1626.7" in vector and "54.02" in vector and "long_scoreboard 6.82" in vector
+    assert "79.8" in scalar and "0.68" in scalar and "long_scoreboard 52.27" in scalar
+    (v, s) = ncu_summary.summarise(data.read_text())
+    assert (v["occ %"], v["theo %"], v["regs"]) == (pytest.approx(57.7, abs=0.1), pytest.approx(62.5), 47)
+    assert s["DRAM %"] == pytest.approx(81.2, abs=0.1) and s["pipes"] == []
+
+    def fake_ncu(cmd):
+        Path(cmd[cmd.index("--log-file") + 1]).write_text(data.read_text())
+        return types.SimpleNamespace(returncode=0)
+
+    monkeypatch.setattr(ncu_summary.shutil, "which", lambda _: "/usr/bin/ncu")
+    monkeypatch.setattr(ncu_summary.subprocess, "run", fake_ncu)
+    assert ncu_summary.main(["ch14", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "ncu-ch14.csv").exists() and "54.02" in capsys.readouterr().out
+    monkeypatch.setattr(ncu_summary.subprocess, "run", lambda cmd: types.SimpleNamespace(returncode=3))
+    assert ncu_summary.run(["ch08"], tmp_path) == 1 and "ch08: ncu exited with 3" in capsys.readouterr().err
+
+
+def test_tensor_core_goal_judges_the_fastest_validated_gemm():
+    """puzzles.tensor_cores.bench: the goal row is the fastest tensor-core GEMM of the run (a pipelined
+    candidate on an H100), renamed BEST with its former name in its config, which the goals table
+    shows; the other rows keep their names."""
+    from puzzles.tensor_cores import bench as tc
+
+    rows = [
+        Measurement(tc.MMA128, 2.4e-3, flops=2 * 4096**3, config="m16n8k16"),
+        Measurement(tc.PIPE64, 0.43e-3, flops=2 * 4096**3),
+        Measurement(tc.PIPE, 0.45e-3, flops=2 * 4096**3),
+        Measurement(tc.HGEMM, 0.27e-3, flops=2 * 4096**3, peer=True, ceiling=True),
+    ]
+    tc.judge_fastest(rows)
+    assert [r.name for r in rows] == [tc.MMA128, tc.BEST, tc.PIPE, tc.HGEMM]
+    assert rows[1].config == "cp.async 3 stages + ldmatrix, 4 warps of 64x64"
+    row = bench.goal_row("tc", tc, rows)
+    assert row[1] == f"{tc.BEST} [cp.async 3 stages + ldmatrix, 4 warps of 64x64]" and row[4] == "62.8%"
+    assert row[-1] == "yes"
+    alone = [Measurement(tc.MMA128, 2.4e-3, flops=1.0, config="m16n8k16")]
+    assert tc.judge_fastest(alone)[0].config == "mma.sync, 128x128 tiles, m16n8k16"

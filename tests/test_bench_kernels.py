@@ -1,8 +1,8 @@
 """The 32-bit-index kernels the GPU benchmarks search (issue 28): right on the simulator, on the shapes
 that stress their edges (faces, ragged tiles, ties, empty sides, blocks too full for CSR-Stream's
 buffer), with a known-wrong launch rejected; and their PTX (sm_75, no GPU) has what they rely on:
-integer work on 32 bits, against the old kernels that fail the same check. Also the counting and
-ncu-summary tools on small inputs.
+integer work on 32 bits, against the old kernels that fail the same check. Also the counting tool
+on small inputs (the ncu summary's tests are in test_bench.py).
 """
 
 import math
@@ -21,7 +21,7 @@ from puzzles.pmpp.ch12_merge.common import co_rank, sorted_pair
 from puzzles.pmpp.ch12_merge.merge import merge_sequential, merge_spec
 from puzzles.pmpp.ch14_sparse import bench as sparse_bench
 from puzzles.pmpp.ch14_sparse import csr, csr_fast
-from tools import ncu_summary, ptx_count
+from tools import ptx_count
 
 
 def _run(kernel, grid, block, args, **kw):
@@ -192,46 +192,3 @@ $L__BB0_2:
     c = ptx_count.count(ptx)
     assert c.kernel.n == 9 and c.kernel.int64 == 2 and c.kernel.div_rem == 1
     assert [(t.n, t.memory, t.int64) for t in c.loops] == [(4, 1, 0)]
-
-
-def test_ncu_summary_reads_a_raw_csv(tmp_path):
-    header = ["ID", "Kernel Name", *ncu_summary.METRICS]
-    stalls = [
-        f"smsp__average_warps_issue_stalled_{s}_per_issue_active.ratio"
-        for s in ("barrier", "long_scoreboard", "wait", "math")
-    ]
-    values = [
-        "0",
-        "puzzles::pmpp::ch14_sparse::csr_fast::spmv_csr_subwarp[abi:v1](Array<float>)",
-        "250000",
-        "40",
-        "80",
-        "75",
-        "90",
-        "30",
-        "24",
-        "1000",
-        "32000",
-    ]
-    lines = [
-        "==PROF== Connected to process 1",
-        ",".join(f'"{h}"' for h in header + stalls),
-        ",".join('""' for _ in header + stalls),  # the units row
-        ",".join(f'"{v}"' for v in values + ["0.5", "6.25", "1.5", "0.1"]),
-    ]
-    path = tmp_path / "ncu.csv"
-    path.write_text("\n".join(lines))
-    rows = ncu_summary.rows_of(path.read_text().splitlines())
-    assert len(rows) == 1
-    line = ncu_summary.summary(rows[0], 1000)
-    assert "spmv_csr_subwarp" in line and "250.0 us" in line and "32.00 thread instr/elem" in line
-    assert "stalls: long_scoreboard 6.2, wait 1.5, barrier 0.5" in line
-
-
-def test_ncu_run_profiles_each_study_or_says_why(monkeypatch, capsys, tmp_path):
-    cmd = ncu_summary.ncu_command("ch14", "x.csv")
-    assert cmd[0] == "ncu" and cmd[-3:] == ["-m", "tools.profile", "ch14"] and "x.csv" in cmd
-    assert ",".join(ncu_summary.METRICS) in cmd
-    monkeypatch.setattr("shutil.which", lambda name: None)
-    assert ncu_summary.run(["ch14"], str(tmp_path)) == 1
-    assert "not on PATH" in capsys.readouterr().err

@@ -132,7 +132,8 @@ def goal_row(tag, module, rows):
         ratio = timing.fraction_of_peer(rows, best.name)
         verdicts.append(None if ratio is None else ratio >= goal["peer"])
     met = "NO" if False in verdicts else "?" if None in verdicts else "yes"
-    return (tag, best.name, _rate_text(best), _ceiling_text(rows), frac_text, peer, vs, goal_text, met)
+    name = best.name + (f" [{best.config}]" if best.config else "")  # which one, where tuned or picked
+    return (tag, name, _rate_text(best), _ceiling_text(rows), frac_text, peer, vs, goal_text, met)
 
 
 def _peer_texts(rows, best):

@@ -7,8 +7,8 @@ profiler sees exactly those launches:
 
 Each launch is the configuration the notebook's table names (and, for ch08, ch11, ch12 and ch14, the
 32-bit-index candidates beside the old kernels). Without a GPU it prints why and exits.
-`python -m tools.ncu_summary` turns ncu's CSV of these launches into one line per kernel (its
-docstring has the command); ELEMENTS gives each study's elements per launch for per-element counts.
+`python -m tools.ncu_summary ch08` runs ncu on these launches and prints one line per kernel;
+ELEMENTS gives each study's elements per launch for per-element counts.
 """
 
 from __future__ import annotations

@@ -95,7 +95,7 @@ def main(argv=None) -> int:
     if hgemm is None:
         print("no cuBLAS HGEMM (neither CuPy nor torch): fractions left out")
     ref = hgemm.seconds if hgemm is not None else None
-    kernels = {f"{bench.BEST} [{k}]": v for k, v in bench._fast_kernels().items()}
+    kernels = {f"{bench.MMA128} [{k}]": v for k, v in bench._fast_kernels().items()}
     capped = bench._capped_kernel()
     if capped is not None:
         kernels[bench.CAPPED] = capped

@@ -117,39 +117,22 @@ def _aligned16(a) -> bool:
     return cai is None or cai["data"][0] % 16 == 0
 
 
-# the prefetching kernel's knobs, searched on the GPU at hand: block tile width x k step x register
-# cap (the first is the default); then the two-stage kernel (sgemm_fast.py) at BK 8 only (at BK 16
-# its machine code needs 255 registers uncapped, and spills hundreds of bytes at 128)
-PREFETCH_GRID = {
-    f"128x{bn}, BK {bk}, {cap or 'no'} register cap": (bn, bk, cap, False)
-    for bn in (128, 64)
-    for bk in (8, 16)
-    for cap in (128, None)
-}
-PREFETCH_GRID.update(
-    {
-        f"two-stage, 128x{bn}, BK 8, {cap or 'no'} register cap": (bn, 8, cap, True)
-        for bn in (128, 64)
-        for cap in (128, None)
-    }
-)
 # sgemm_v4.py's kernel: 16-byte global loads, shared stores and result stores. ptxas (CUDA 13, sm_90,
 # registers uncapped, no spill): 128x128 BK 8 with the k step written out, 153 registers (one block
 # of 256 threads per SM); with a two-trip k loop, 125 (two blocks); capped at 128 it spills 76 bytes;
 # 128x128 BK 16: 159; 128x64 BK 8: 151
-V4_SHAPES = ((128, 8, None, 8), (128, 8, None, 4), (128, 8, 128, 8), (128, 16, None, 8), (64, 8, None, 8))
-PREFETCH_GRID.update(
-    {
-        f"16-byte loads, 128x{bn}, BK {bk}, {cap or 'no'} register cap, k unrolled by {u}": (
-            "v4",
-            bn,
-            bk,
-            cap,
-            u,
-        )
-        for bn, bk, cap, u in V4_SHAPES
-    }
-)
+V4_SHAPES = ((128, 8, 128, 8), (128, 8, None, 4), (128, 8, None, 8), (128, 16, None, 8), (64, 8, None, 8))
+# the settings searched on the GPU at hand, the first the default: the six fastest of the 17 an H100
+# timed (b0518.json, 3.28-4.25 ms at 4096^3), so a T4's search (about 12x slower) stays within its
+# minute. Dropped there: the prefetching kernel at every width, k step and cap (5.05-8.63 ms) and the
+# two-stage kernel's other three settings (4.30-4.88 ms).
+PREFETCH_GRID = {
+    f"16-byte loads, 128x{bn}, BK {bk}, {cap or 'no'} register cap, k unrolled by {u}": ("v4", bn, bk, cap, u)
+    for bn, bk, cap, u in V4_SHAPES
+}
+# the two-stage kernel (sgemm_fast.py) at BK 8 only (at BK 16 its machine code needs 255 registers
+# uncapped, and spills hundreds of bytes at 128)
+PREFETCH_GRID["two-stage, 128x64, BK 8, no register cap"] = (64, 8, None, True)
 
 
 def _block_cols(cfg) -> int:
@@ -209,7 +192,7 @@ def benchmark(scale: float = 1.0) -> list:
     choice = tuning.tune(
         "ch05 prefetched",
         PREFETCH_GRID,
-        # 4 batches of 10 launches per round (the search runs tuning.ROUNDS rounds of the 8 settings)
+        # 4 batches of 10 launches per round (the search runs tuning.ROUNDS rounds of the 6 settings)
         lambda cfg: timing.time_gpu(lambda: candidates[cfg](dp, dm, dn, size, size, size), reps=4),
     )
     launchers = [(name, candidates[choice.config] if name == BEST else launch) for name, launch in launchers]
