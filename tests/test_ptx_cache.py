@@ -164,17 +164,12 @@ def test_specialized_copies_get_their_own_verdict(monkeypatch, tmp_path):
     """timing.specialize's copies share the code object and differ in the globals they read."""
     if not ptx.available():
         pytest.skip("NVVM not installed: cannot compile PTX here")
-    from numba import cuda
+    from helpers.timing import specialize
 
     monkeypatch.delenv(ptx.CACHE_ENV, raising=False)
     monkeypatch.setattr(ptx, "_cache", {})
-    root = factory(tmp_path)["by_global"].py_func
-
-    def copy(value):
-        g = dict(root.__globals__, SCALE=value)
-        return cuda.jit(type(root)(root.__code__, g, root.__name__))
-
-    assert not ptx.float64_ops(ptx.ptx_check(copy(np.float32(0.1)), ARGS))
+    root = factory(tmp_path)["by_global"]
+    assert not ptx.float64_ops(ptx.ptx_check(specialize(root, SCALE=np.float32(0.1)), ARGS))
     with pytest.raises(ptx.NumbaRejected):
-        ptx.ptx_check(copy(object()), ARGS)
-    assert ptx.float64_ops(ptx.ptx_check(copy(0.1), ARGS))
+        ptx.ptx_check(specialize(root, SCALE=object()), ARGS)
+    assert ptx.float64_ops(ptx.ptx_check(specialize(root, SCALE=0.1), ARGS))
