@@ -96,3 +96,17 @@ def test_narrow_integers_are_typed_as_numba_types_them(engine, expr, dtype, out_
     run = sim.launch(kernel_of(expr), 2, 32, got, engine=engine)
     assert run.engine == engine and run.fallback is None
     np.testing.assert_array_equal(got[0], want[0])
+
+
+@pytest.mark.parametrize(("expr", "dtype", "out_dtype"), CASES, ids=lambda c: getattr(c, "__name__", str(c)))
+def test_the_gpu_types_them_as_numba_on_the_cpu(expr, dtype, out_dtype):
+    """The reference itself: numba-cuda on a real GPU gives numba.njit's answers (run on a GPU machine)."""
+    from helpers.device import gpu_present
+
+    if not gpu_present():
+        pytest.skip("no GPU: the simulator legs above compare with numba.njit")
+    want = inputs(dtype, out_dtype)
+    numba_cpu(expr, *want)
+    got = inputs(dtype, out_dtype)
+    kernel_of(expr)[2, 32](*got)  # NumPy arguments: copied to the GPU and back
+    np.testing.assert_array_equal(got[0], want[0])
