@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import hashlib
 import inspect
 import os
@@ -107,16 +108,9 @@ def ptx_check(kernel, args, cc=T4) -> str:
 
     fn = py_func(kernel)
     sig = arg_types(args)
-    consts = tuple(
-        sorted(
-            (n, v)
-            for n, v in fn.__globals__.items()
-            if n in fn.__code__.co_names and isinstance(v, (int, float, bool))
-        )
-    )
     # a kernel written `from numba_cuda_mlir import cuda` compiles with numba-cuda-mlir whatever is chosen
     mlir = compiler() == "mlir" or type(kernel).__name__ == "MLIRDispatcher"
-    key = (fn.__code__, sig, consts, cc, mlir)
+    key = (_memo_key(fn, set()), sig, cc, mlir)
     if key not in _cache and mlir:
         _cache[key] = _mlir_check(fn, args, cc)
     if key not in _cache:
@@ -139,6 +133,55 @@ def ptx_check(kernel, args, cc=T4) -> str:
     if err:
         raise NumbaRejected(err)
     return text
+
+
+def _memo_key(fn, seen: set) -> tuple:
+    """This process's key for `fn`: its code object and the values that code reads but does not fix
+    (the globals it names, its defaults, its closure cells). Kernels of one factory (a closure, or
+    timing.specialize's copies with other globals) share a code object and differ only there."""
+    fn = py_func(fn)
+    if id(fn) in seen:
+        return (fn.__code__,)
+    seen.add(id(fn))
+    g = fn.__globals__
+    values = [(n, _memo_value(g[n], seen)) for n in _names(fn.__code__) if n in g]
+    values += [("default", _memo_value(d, seen)) for d in fn.__defaults__ or ()]
+    for cell in fn.__closure__ or ():
+        try:
+            values.append(("closure", _memo_value(cell.cell_contents, seen)))
+        except ValueError:  # a cell not yet assigned
+            values.append(("closure", None))
+    return (fn.__code__, tuple(values))
+
+
+@functools.lru_cache(maxsize=4096)
+def _names(code) -> tuple:
+    """Every name `code` and the functions nested in it read (globals among them)."""
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names.update(_names(c))
+    return tuple(sorted(names))
+
+
+def _memo_value(v, seen: set):
+    """`v` as part of a key in this process: numbers by value, functions by their own key, small
+    arrays by content (Numba freezes a global array into the code), anything else by equality where
+    it hashes, else by identity."""
+    if isinstance(v, (bool, int, float, complex, str, np.generic)):
+        return (type(v), repr(v))  # repr: 2 and 2.0 and nan stay apart / equal to themselves
+    if isinstance(v, types.ModuleType):
+        return ("module", v.__name__)
+    if isinstance(v, types.FunctionType) or hasattr(v, "py_func"):
+        return ("function", _memo_key(v, seen))
+    if isinstance(v, np.ndarray):
+        content = v.tobytes() if v.nbytes <= 1 << 16 else id(v)
+        return ("array", v.dtype.str, v.shape, v.flags.c_contiguous, content)
+    try:
+        hash(v)
+    except TypeError:
+        return ("object", type(v), id(v))
+    return ("object", type(v), v)
 
 
 def _mlir_check(fn, args, cc) -> tuple:

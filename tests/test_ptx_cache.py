@@ -106,3 +106,70 @@ def test_the_suite_names_the_same_variable():
 
     root_conftest = Path(__file__).resolve().parents[1] / "conftest.py"  # sets it for the whole run
     assert f'PTX_CACHE = "{ptx.CACHE_ENV}"' in root_conftest.read_text()
+
+
+FACTORY = """
+import numba
+from numba import cuda
+
+
+def make(scale):
+    @cuda.jit
+    def scaled(out, a):
+        i = cuda.grid(1)
+        if i < a.size:
+            out[i] = a[i] * scale
+
+    return scaled
+
+
+@cuda.jit
+def by_global(out, a):
+    i = cuda.grid(1)
+    if i < a.size:
+        out[i] = a[i] * SCALE
+"""
+
+
+def factory(tmp_path):
+    path = tmp_path / "factory.py"
+    path.write_text(FACTORY)
+    namespace = {"__name__": "factory"}
+    exec(compile(FACTORY, str(path), "exec"), namespace)
+    return namespace
+
+
+@pytest.mark.parametrize("bad_first", [False, True])
+def test_kernels_of_one_factory_get_their_own_verdict(monkeypatch, tmp_path, bad_first):
+    """A factory's kernels share one code object: the closure value decides whether each compiles
+    and whether it does float64 arithmetic, so it is part of this process's key."""
+    if not ptx.available():
+        pytest.skip("NVVM not installed: cannot compile PTX here")
+    monkeypatch.delenv(ptx.CACHE_ENV, raising=False)
+    monkeypatch.setattr(ptx, "_cache", {})
+    make = factory(tmp_path)["make"]
+    f32, f64, bad = make(np.float32(0.1)), make(0.1), make("two")
+    assert f32.py_func.__code__ is bad.py_func.__code__ is f64.py_func.__code__
+    order = [bad, f32, f64] if bad_first else [f32, f64, bad]
+    for kernel in order:
+        if kernel is bad:
+            with pytest.raises(ptx.NumbaRejected):
+                ptx.ptx_check(kernel, ARGS)
+        else:
+            f64_ops = ptx.float64_ops(ptx.ptx_check(kernel, ARGS))
+            assert bool(f64_ops) == (kernel is f64), kernel.py_func.__closure__[0].cell_contents
+
+
+def test_specialized_copies_get_their_own_verdict(monkeypatch, tmp_path):
+    """timing.specialize's copies share the code object and differ in the globals they read."""
+    if not ptx.available():
+        pytest.skip("NVVM not installed: cannot compile PTX here")
+    from helpers.timing import specialize
+
+    monkeypatch.delenv(ptx.CACHE_ENV, raising=False)
+    monkeypatch.setattr(ptx, "_cache", {})
+    root = factory(tmp_path)["by_global"]
+    assert not ptx.float64_ops(ptx.ptx_check(specialize(root, SCALE=np.float32(0.1)), ARGS))
+    with pytest.raises(ptx.NumbaRejected):
+        ptx.ptx_check(specialize(root, SCALE=object()), ARGS)
+    assert ptx.float64_ops(ptx.ptx_check(specialize(root, SCALE=0.1), ARGS))

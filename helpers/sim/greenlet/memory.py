@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import KernelException, OutOfBounds, ReadOnlyWrite, UninitializedRead, Unsupported
 from ..messages import scratch_text
-from ..semantics import gpu_int, half_overflow, half_overflow_text, unordered
+from ..semantics import NUMBA_INT, gpu_int, half_overflow, half_overflow_text, unordered
 from ..trace import ATOMIC, READ, WRITE
 from . import order
 
@@ -47,6 +47,7 @@ class Storage:
         "hb",
         "unsigned",
         "half",
+        "widen",
     )
 
     def __init__(self, run, data, aid, name, space, *, initialised=True, readonly=False, cross_block=False):
@@ -69,6 +70,7 @@ class Storage:
             self.data.dtype.kind == "u"
         )  # NumPy wraps a negative float stored here: a GPU saturates
         self.half = self.data.dtype == np.float16  # a finite value past 65504 becomes inf: named
+        self.widen = NUMBA_INT.get(self.data.dtype)  # a narrow integer, read as Numba types it
         run.storages[aid] = self
 
 
@@ -277,6 +279,8 @@ class SimArray:
         if run.tracing:
             f = sys._getframe(1)
             run.rec.append((c, st.rd, flat, f.f_code, f.f_lasti))
+        if st.widen is not None:
+            return st.widen(st.data[flat])
         return st.data[flat]
 
     def __setitem__(self, idx, value):
@@ -464,7 +468,7 @@ class SimArray:
             st.run.hb.atomic(st.run.cur.b, st.aid, flat)
         old = st.data[flat]
         st.data[flat] = op(old)
-        return old
+        return old if st.widen is None else st.widen(old)
 
 
 _OPS = {

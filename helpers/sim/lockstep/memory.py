@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import errors as E
 from ..messages import code_text, one_writer_text
-from ..semantics import gpu_int, half_overflow
+from ..semantics import NUMBA_INT, gpu_int, half_overflow
 from ..trace import ATOMIC, READ, WARP_SIZE, WRITE
 from .stop import Stop
 from .values import Mixed, V, as_int, lanes_of, split
@@ -145,7 +145,7 @@ class LArray:
         run = self.run
         ctl = run.ctl
         if not ctl.live:
-            return self.st.data.dtype.type(0)
+            return _read(self.st.data.dtype.type(0))
         flat = self._flat(idx, "read")
         if type(flat) is LArray:
             return flat
@@ -160,12 +160,12 @@ class LArray:
             run.access(st, READ, site, fl)
             out = np.zeros(ctl.n, st.data.dtype)
             out[lanes] = st.data[phys]
-            return V(out, False)
+            return _read(out)
         if uniform:
             if st.init is not None and not st.init[flat]:
                 raise run.diag("UninitializedRead", None, self, idx)
             run.access(st, READ, site, flat)
-            return st.data[flat]
+            return _read(st.data[flat])
         if ctl.isfull:
             fl = flat
             if st.init is not None and not st.allinit:
@@ -174,13 +174,13 @@ class LArray:
                 if st.size <= 65536:  # small arrays (shared tiles): look once whether all are written
                     st.allinit = bool(st.init.all())
             run.access(st, READ, site, fl)
-            return V(st.data[fl], False)
+            return _read(st.data[fl])
         fl = flat[ctl.m]
         if st.init is not None and not st.init[fl].all():
             raise run.diag("UninitializedRead", None, self, idx)
         run.access(st, READ, site, fl)
         safe = np.where(ctl.m, flat, fl[0]) if fl.size else np.zeros(ctl.n, np.int64)
-        return V(st.data[safe], False)
+        return _read(st.data[safe])
 
     def store(self, site: int, idx: tuple, value: Any) -> None:
         run = self.run
@@ -257,7 +257,18 @@ class LArray:
             olds.append(old)
         out = np.zeros(ctl.n, data.dtype)
         out[lanes] = olds
-        return V(out, False)
+        return _read(out)
+
+
+def _read(a: Any) -> Any:
+    """Lanes (an array) or one value read from an array, typed as the greenlet engine reads them: a
+    narrow integer as a Python int (weak lanes) or an int64 (semantics.NUMBA_INT)."""
+    widen = NUMBA_INT.get(a.dtype)
+    if type(a) is not np.ndarray:
+        return a if widen is None else widen(a)
+    if widen is None:
+        return V(a, False)
+    return V(a.astype(np.int64), widen is int)
 
 
 def _lane_list(x: Any, ctl) -> list:
