@@ -78,7 +78,9 @@ def mutate(kernel, name, *edits):
             raise ValueError(f"mutant {name}: {old!r} occurs {src.count(old)} times in {f.__name__}")
         src = src.replace(old, new)
     src = src.replace(f"def {f.__name__}(", f"def {name}(", 1)
-    filename = f"<mutant {name}>"
+    # one file name per mutant: lockstep reads a kernel's source back through linecache by its file
+    # name, and two exercises may each have a mutant of the same name
+    filename = f"<mutant {f.__module__}.{name}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(keepends=True), filename)
     namespace = dict(f.__globals__)
     exec(compile(src, filename, "exec"), namespace)
