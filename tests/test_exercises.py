@@ -199,3 +199,20 @@ def test_the_view_check_fails_a_wrong_picture(wrong, monkeypatch):
     monkeypatch.setattr(access, "_faces", faces)
     fig = viz.draw(run, "access")
     assert coloured_cells(fig, panels) != touched_cells(run.trace, panels)
+
+
+def test_two_mutants_of_one_name_keep_their_own_source():
+    """Lockstep reads a kernel's source back by its file name: mutants of one name made from two
+    exercises' kernels must not share one (one would run the other's text)."""
+    import inspect
+    import linecache
+
+    from mutants.common import mutate
+
+    first, second = puzzles.get("map").reference, puzzles.get("zip").reference
+    made = [mutate(k, "same_name") for k in (first, second)]
+    texts = ["".join(linecache.getlines(m.py_func.__code__.co_filename)) for m in made]
+    assert texts[0] != texts[1]
+    for kernel, text in zip((first, second), texts):
+        body = inspect.getsource(kernel.py_func).split("\n", 2)[2]  # below the decorator and def lines
+        assert body.strip().splitlines()[0].strip() in text
