@@ -109,13 +109,12 @@ def gpu_int(value: Any, dt: np.dtype) -> Any:
 # `x & 0xFF` on an int8 are int64s), where NumPy 2 keeps a scalar's width (wraps, or raises
 # OverflowError for 0xFF against an int8). Read as a Python int, an int8/int16/uint8 element takes
 # 64-bit integer arithmetic and still gives a float32 (float16) with one, as Numba's int8 * float32
-# does; uint16/uint32 read as int64, as Numba's uint16 * float32 is a float64.
+# does. uint16/uint32 keep NumPy's own scalars: as int64 they would make a mix with a uint64 (the
+# course's 32/64-bit index kernels) a float64, where Numba gives a uint64.
 NUMBA_INT = {
     np.dtype(np.int8): int,
     np.dtype(np.int16): int,
     np.dtype(np.uint8): int,
-    np.dtype(np.uint16): np.int64,
-    np.dtype(np.uint32): np.int64,
 }
 
 
