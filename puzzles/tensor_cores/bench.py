@@ -130,34 +130,60 @@ def _pipe_kernels() -> dict:
     }
 
 
-def _pipe_rows(n, shapes, rng, a32, bt32, dc, check) -> list:
+class Operands:
+    """The n^3 product's fp16 operands on the GPU (A, B, B transposed, and both as the fast kernels'
+    packed words), an FP32 result array, and `check`: 8 random rows of the result against float64."""
+
+    def __init__(self, n, rng):
+        self.n = n
+        self.a = rng.standard_normal((n, n)).astype(np.float16)
+        self.b = rng.standard_normal((n, n)).astype(np.float16)
+        bt = np.ascontiguousarray(self.b.T)
+        self.da, self.db, self.dbt = cuda.to_device(self.a), cuda.to_device(self.b), cuda.to_device(bt)
+        self.a32, self.bt32 = cuda.to_device(fast_gemm.words(self.a)), cuda.to_device(fast_gemm.words(bt))
+        self.dc = cuda.device_array((n, n), np.float32)
+        self._pick = rng.choice(n, 8, replace=False)
+        self._want = (self.a[self._pick].astype(np.float64) @ self.b.astype(np.float64)).astype(np.float32)
+
+    def check(self, got):
+        n = self.n
+        timing.validate(
+            f"GEMM {n}^3 (8 rows)",
+            np.asarray(got)[self._pick],
+            self._want,
+            rtol=2e-2,
+            atol=2e-2 * math.sqrt(n),
+        )
+
+
+def race(name, kernel, shapes, rng, ops: Operands) -> float:
+    """Seconds of a fast_gemm-launched `kernel` at ops.n^3, once it has matched float64 on each of
+    `shapes` (fitted to its tiles) and on 8 rows of the big product; raises where it does not."""
+    for m_, n_, k_ in (fast_gemm.fit(kernel, *shape) for shape in shapes):
+        a = rng.standard_normal((m_, k_)).astype(np.float16)
+        b = rng.standard_normal((k_, n_)).astype(np.float16)
+        c = cuda.to_device(np.full((m_, n_), np.nan, np.float32))
+        fast_gemm.launch(
+            c, cuda.to_device(fast_gemm.words(a)), cuda.to_device(fast_gemm.words(b.T)), m_, n_, k_, kernel
+        )
+        want = a.astype(np.float64) @ b.astype(np.float64)
+        timing.validate(f"{name} ({m_}x{k_} @ {k_}x{n_})", c.copy_to_host(), want, rtol=1e-4, atol=1e-3)
+    n = ops.n
+    seconds = timing.time_gpu(lambda: fast_gemm.launch(ops.dc, ops.a32, ops.bt32, n, n, n, kernel))
+    ops.check(ops.dc.copy_to_host())
+    return seconds
+
+
+def _pipe_rows(shapes, rng, ops: Operands) -> list:
     """Validate each pipelined candidate on `shapes`, then time the survivors at n^3."""
     rows = []
     for name, kernel in _pipe_kernels().items():
         try:
-            for m_, n_, k_ in (fast_gemm.fit(kernel, *shape) for shape in shapes):
-                a = rng.standard_normal((m_, k_)).astype(np.float16)
-                b = rng.standard_normal((k_, n_)).astype(np.float16)
-                c = cuda.to_device(np.full((m_, n_), np.nan, np.float32))
-                fast_gemm.launch(
-                    c,
-                    cuda.to_device(fast_gemm.words(a)),
-                    cuda.to_device(fast_gemm.words(b.T)),
-                    m_,
-                    n_,
-                    k_,
-                    kernel,
-                )
-                want = a.astype(np.float64) @ b.astype(np.float64)
-                timing.validate(
-                    f"{name} ({m_}x{k_} @ {k_}x{n_})", c.copy_to_host(), want, rtol=1e-4, atol=1e-3
-                )
-            seconds = timing.time_gpu(lambda k=kernel: fast_gemm.launch(dc, a32, bt32, n, n, n, k))
-            check(dc.copy_to_host())
+            seconds = race(name, kernel, shapes, rng, ops)
         except Exception as e:  # noqa: BLE001 - a candidate's failure is reported, the other rows go on
             print(f"CANDIDATE FAILED, row left out: {type(e).__name__}: {e}")
             continue
-        rows.append(timing.Measurement(name, seconds, flops=2 * n**3))
+        rows.append(timing.Measurement(name, seconds, flops=2 * ops.n**3))
     return rows
 
 
@@ -184,19 +210,18 @@ def _gemm_rows(n, rng):
         want = a.astype(np.float64) @ b.astype(np.float64)
         timing.validate(f"tc_mma_gemm ({m_}x{k_} @ {k_}x{n_})", c.copy_to_host(), want, rtol=1e-4, atol=1e-3)
 
-    a = rng.standard_normal((n, n)).astype(np.float16)
-    b = rng.standard_normal((n, n)).astype(np.float16)
-    bt = np.ascontiguousarray(b.T)
-    da, db, dbt = cuda.to_device(a), cuda.to_device(b), cuda.to_device(bt)
-    a32, bt32 = cuda.to_device(fast_gemm.words(a)), cuda.to_device(fast_gemm.words(bt))
-    dc = cuda.device_array((n, n), np.float32)
-    pick = rng.choice(n, 8, replace=False)
-    want = (a[pick].astype(np.float64) @ b.astype(np.float64)).astype(np.float32)
-
-    def check(got):
-        timing.validate(
-            f"GEMM {n}^3 (8 rows)", np.asarray(got)[pick], want, rtol=2e-2, atol=2e-2 * math.sqrt(n)
-        )
+    ops = Operands(n, rng)
+    a, b, da, db, dbt, a32, bt32, dc, check = (
+        ops.a,
+        ops.b,
+        ops.da,
+        ops.db,
+        ops.dbt,
+        ops.a32,
+        ops.bt32,
+        ops.dc,
+        ops.check,
+    )
 
     rows = []
     for label, kernel in kernels.items():  # m16n8k16 last: the best where there is one
@@ -234,7 +259,7 @@ def _gemm_rows(n, rng):
     check(fc.copy_to_host())
     rows += _torch_rows(n, a, b)
     # the candidates last: one that faults leaves the CUDA context unusable (gemm_race runs them alone)
-    return judge_fastest(rows + _pipe_rows(n, (*FAST_SHAPES, PIPE_SHAPE), rng, a32, bt32, dc, check))
+    return judge_fastest(rows + _pipe_rows((*FAST_SHAPES, PIPE_SHAPE), rng, ops))
 
 
 def judge_fastest(rows: list) -> list:

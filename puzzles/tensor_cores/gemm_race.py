@@ -6,7 +6,6 @@ and is left out. Prints, per kernel: time, TFLOP/s and the fraction of cuBLAS HG
 same run, and the registers each kernel got (from Numba's compile). The full chapter table stays
 `python -m tools.bench --only tc`."""
 
-import math
 import sys
 
 import numpy as np
@@ -15,7 +14,7 @@ from numba import cuda, float32, uint32
 from helpers import timing
 from helpers.tensor_cores import mma_m16n8k16_packed
 
-from . import bench, fast_gemm
+from . import bench
 
 
 def _registers(kernel) -> str:
@@ -76,22 +75,9 @@ def main(argv=None) -> int:
         print(f"gemm_race skipped: {why}")
         return 0
     rng = np.random.default_rng(27)
-    a = rng.standard_normal((n, n)).astype(np.float16)
-    b = rng.standard_normal((n, n)).astype(np.float16)
-    bt = np.ascontiguousarray(b.T)
-    da, dbt = cuda.to_device(a), cuda.to_device(bt)
-    a32, bt32 = cuda.to_device(fast_gemm.words(a)), cuda.to_device(fast_gemm.words(bt))
-    dc = cuda.device_array((n, n), np.float32)
-    pick = rng.choice(n, 8, replace=False)
-    want = (a[pick].astype(np.float64) @ b.astype(np.float64)).astype(np.float32)
-
-    def check(got):
-        timing.validate(
-            f"GEMM {n}^3 (8 rows)", np.asarray(got)[pick], want, rtol=2e-2, atol=2e-2 * math.sqrt(n)
-        )
-
+    ops = bench.Operands(n, rng)
     # cuBLAS first: a candidate that faults (a misaligned address) leaves the CUDA context unusable
-    hgemm = bench._hgemm_peer(n, da, dbt, check)
+    hgemm = bench._hgemm_peer(n, ops.da, ops.dbt, ops.check)
     if hgemm is None:
         print("no cuBLAS HGEMM (neither CuPy nor torch): fractions left out")
     ref = hgemm.seconds if hgemm is not None else None
@@ -105,25 +91,7 @@ def main(argv=None) -> int:
     rows, regs = [], {}
     for name, kernel in kernels.items():
         try:
-            for m_, n_, k_ in (fast_gemm.fit(kernel, *shape) for shape in shapes):
-                sa = rng.standard_normal((m_, k_)).astype(np.float16)
-                sb = rng.standard_normal((k_, n_)).astype(np.float16)
-                c = cuda.to_device(np.full((m_, n_), np.nan, np.float32))
-                fast_gemm.launch(
-                    c,
-                    cuda.to_device(fast_gemm.words(sa)),
-                    cuda.to_device(fast_gemm.words(sb.T)),
-                    m_,
-                    n_,
-                    k_,
-                    kernel,
-                )
-                exact = sa.astype(np.float64) @ sb.astype(np.float64)
-                timing.validate(
-                    f"{name} ({m_}x{k_} @ {k_}x{n_})", c.copy_to_host(), exact, rtol=1e-4, atol=1e-3
-                )
-            seconds = timing.time_gpu(lambda k=kernel: fast_gemm.launch(dc, a32, bt32, n, n, n, k))
-            check(dc.copy_to_host())
+            seconds = bench.race(name, kernel, shapes, rng, ops)
         except Exception as e:  # noqa: BLE001 - one line per failed candidate, the others go on
             print(f"FAILED, left out: {name}: {type(e).__name__}: {e}")
             continue
