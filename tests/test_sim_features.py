@@ -228,6 +228,76 @@ def test_spin_on_a_flag_nobody_sets_is_deadlock():
     assert flag[0] == 1 and (out == 1).all()
 
 
+@cuda.jit
+def all_spin_on_flag(out, flag):
+    i = cuda.grid(1)
+    while flag[0] == 0:
+        pass
+    out[i] = 1
+
+
+def test_threads_spinning_as_one_already_seen_are_seen_within_a_few_hundred_steps():
+    """The first spinner takes two looks (2 * SPIN_CHECK steps); each thread after it, touching just
+    what it watches, an early look (spin.EARLY): 128 spinning threads cost ~170k steps, not ~5M."""
+    from helpers.sim.greenlet import spin
+
+    n = 128
+    err = diagnose(E.Deadlock, all_spin_on_flag, 1, n, (np.zeros(n, np.int32), np.zeros(1, np.int32)))
+    assert f"{n} threads spin so" in str(err), str(err)
+    assert len(err.trace.acc) < 3 * spin.CHECK + n * 2 * spin.EARLY, len(err.trace.acc)
+
+
+@cuda.jit
+def poll_with_an_atomic(out, flag):
+    i = cuda.grid(1)
+    if i == 0:
+        while cuda.atomic.add(flag, 0, 0) == 0:  # an atomic read: changes nothing
+            pass
+    out[i] = 1
+
+
+@cuda.jit
+def cas_with_a_stale_guess(out, bits):
+    i = cuda.grid(1)
+    if i < 4:
+        guess = 0
+        while guess < bits[i]:
+            seen = cuda.atomic.cas(out, 0, guess, bits[i])
+            if seen == guess:
+                break  # (never takes the value it saw as the next guess)
+
+
+@cuda.jit
+def cas_that_learns(out, bits):
+    i = cuda.grid(1)
+    if i < 4:
+        guess = 0
+        while guess < bits[i]:
+            seen = cuda.atomic.cas(out, 0, guess, bits[i])
+            if seen == guess:
+                break
+            guess = seen
+
+
+def test_polling_with_an_atomic_nobody_sets_is_deadlock():
+    """Its own atomic reads are no writes: the spin is seen, not left to the clock."""
+    out, flag = np.zeros(TPB, np.int32), np.zeros(1, np.int32)
+    err = diagnose(E.Deadlock, poll_with_an_atomic, 1, TPB, (out, flag))
+    assert err.line == line_of(poll_with_an_atomic, "while cuda.atomic.add(flag, 0, 0) == 0")
+    assert "with an atomic that changes nothing" in str(err) and "ran for more than" not in str(err)
+
+
+def test_a_cas_retried_with_a_stale_guess_is_a_runaway_named_as_such():
+    bits = np.array([5, 7, 3, 9], np.int32)
+    err = diagnose(E.Runaway, cas_with_a_stale_guess, 1, 32, (np.zeros(1, np.int32), bits))
+    msg = str(err)
+    assert "this loop never ends" in msg and "take the value cas returns" in msg, msg
+    assert "ran for more than" not in msg  # found by the spin check, not by the clock
+    assert err.array == "out" and err.line == line_of(cas_with_a_stale_guess, "seen = cuda.atomic.cas(")
+    out = np.zeros(1, np.int32)
+    sim.launch(cas_that_learns, 1, 32, (out, bits))  # the same loop taking what cas returns: it ends
+    assert out[0] == 9
+
 # --- d. valid Numba: a number into a one-element row ---------------------------------------------------
 
 

@@ -133,7 +133,10 @@ class SimCuda:
     threadfence_block = threadfence_system = threadfence
 
     def nanosleep(self, ns):
-        self._run.step()
+        run = self._run
+        run.steps += 1  # one step, as a memory access counts (and `step` looks when one is due)
+        if run.steps > run.max_steps:
+            run.step()
 
     # --- the course's tensor-core intrinsics (helpers/tensor_cores.py; what they mean: ../mma.py)
     def course_fragments(self, a, b, c):

@@ -66,9 +66,11 @@ class Run:
         binding.check_arity(self.fn0, self.params, args)
         self.tracing, self.races = opts.trace, opts.races
         # `max_steps` is the next step count at which `step` looks (the hot path compares with it):
-        # the limit, or earlier, to look for spin-waits
+        # the limit, or earlier, to look for spin-waits (`next_look`: the counted look, every
+        # SPIN_CHECK steps; earlier while a thread spins: an uncounted look for others like it)
         self.steps, self.step_limit, self.timeout = 0, opts.max_steps, opts.timeout
-        self.max_steps = min(self.step_limit, SPIN_CHECK)
+        self.max_steps = self.next_look = min(self.step_limit, SPIN_CHECK)
+        self.spin_like: dict = {}  # (addresses, values) a spinning thread watched -> its probe (spin.py)
         self.rec: list = []
         self.moves: list = []  # (block, epoch, thread, src thread, len(rec)) per lane a shuffle fed
         self.arrays: list[ArrayInfo] = []
@@ -111,20 +113,30 @@ class Run:
 
     # --- limits
     def step(self) -> None:
+        """Called (by the hot paths, after counting their step) once `steps` passes `max_steps`."""
+        if self.steps <= self.next_look:  # an early look, not counted
+            self.max_steps = min(self.next_look, self.steps + spin.EARLY)
+            if self.cur is not None and spin.spins_like_another(self):
+                self._spin(self.cur, spin.EARLY)
+            return
         self.steps += 1
         if self.steps > self.step_limit:
             raise self.error(E.Runaway, runaway_text(self.step_limit))
-        if self.steps > self.max_steps:
-            self.max_steps = min(self.step_limit, self.steps + SPIN_CHECK)
-            if self.tracing and self.cur is not None and spin.looks_stuck(self):
-                # let the other threads run: one of them may set what this one waits for. The steps it
-                # took to see the spin are not the kernel's work: the budget gets them back, so a
-                # spin-wait nobody ends is the Deadlock it is, however many threads spin
-                self.step_limit += 3 * SPIN_CHECK
-                t = self.cur
-                t.state, t.result = SPIN, len(self.rec)
-                self.any_spin = True
-                self._yield(t)
+        self.next_look = min(self.step_limit, self.steps + SPIN_CHECK)
+        self.max_steps = min(self.next_look, self.steps + spin.EARLY) if self.spin_like else self.next_look
+        if self.tracing and self.cur is not None and spin.looks_stuck(self):
+            # the steps it took to see the spin are not the kernel's work: the budget gets them back,
+            # so a spin-wait nobody ends is the Deadlock it is, however many threads spin
+            self._spin(self.cur, 3 * SPIN_CHECK)
+
+    def _spin(self, t: Thread, refund: int) -> None:
+        """Let the other threads run: one of them may set what `t` waits for."""
+        self.step_limit += refund
+        t.state, t.result = SPIN, self.spin_probe  # what it watches, and the values it saw
+        self.spin_like[self.spin_probe[2:]] = self.spin_probe
+        self.max_steps = min(self.next_look, self.steps + spin.EARLY)
+        self.any_spin = True
+        self._yield(t)
 
     # --- diagnostics (memory.py raises through these)
     def error(
@@ -399,12 +411,11 @@ class Run:
                 self.any_spin = False
                 spinning = [th for th in threads if th.state == SPIN]
                 if spinning:
-                    first = min(th.result for th in spinning)
-                    if any(r[1] & 3 for r in self.rec[first:]):  # something was written since: look again
+                    if spin.anything_changed(self, spinning):  # one of them may see it: look again
                         for th in spinning:
                             th.state = RUN
                         continue
-                    raise spin.deadlock(self, spinning)
+                    raise spin.stuck(self, spinning)
             if threads[-1].state == DONE and all(th.state == DONE for th in threads):
                 held = next((th.error for th in threads if th.error is not None), None)
                 if held is not None and not self.coop:  # (a grid's held errors: see _run_grid)

@@ -11,7 +11,7 @@ from ..messages import source_at
 from ..semantics import Dim3
 from ..trace import WARP_SIZE
 
-# thread states (SPIN: re-reading memory that nothing changes; `result` holds the record count then)
+# thread states (SPIN: re-reading memory that nothing changes; `result` holds what it watches then)
 RUN, BAR, WARP, DONE, SPIN, GRID = 0, 1, 2, 3, 4, 5  # GRID: at cuda.cg.this_grid().sync()
 
 

@@ -243,6 +243,7 @@ class LArray:
         data = st.data
         per = [_lane_list(a, ctl) for a in args]
         if cat == DEFERRED:  # applied at the barrier, in the greenlet engine's thread-major order
+            ctl.writes += 1
             seq = run.next_seq()
             rounds = run.wround[lanes].tolist()
             run.pending.extend(
@@ -255,6 +256,8 @@ class LArray:
             old = data[f]
             data[f] = fn(old, *[p[k] for p in per])
             olds.append(old)
+        if not np.array_equal(data[fl], np.asarray(olds, data.dtype), equal_nan=data.dtype.kind in "fc"):
+            ctl.writes += 1  # a spin-wait's loop ends only when some access changes memory
         out = np.zeros(ctl.n, data.dtype)
         out[lanes] = olds
         return _read(out)

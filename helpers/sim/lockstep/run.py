@@ -24,7 +24,7 @@ from .. import errors as E
 from ..kernel import _global_names, _is_dispatcher, is_cuda_module, py_func, uses_grid_sync
 from ..options import Options
 from ..semantics import ALIASES, MATH_FUNCTIONS, SPIN_CHECK, Dim3, greenlet_steps
-from ..trace import ATOMIC, ArrayInfo, Trace
+from ..trace import ATOMIC, WRITE, ArrayInfo, Trace
 from . import races
 from .api import BUILTINS, LMATH, LMATH_FUNCTIONS, Cast, LCuda, NumbaProxy, NumpyProxy, cast
 from .assemble import assemble
@@ -218,7 +218,7 @@ class Run(Declarations, Reports):
         self.steps += k
         if self.steps > self.max_steps:
             raise self.runaway()
-        if kind:
+        if kind == WRITE:  # (an atomic counts when it changes a value: memory.py)
             ctl.writes += 1
         if self.deferred and kind != ATOMIC:
             d = self.deferred.get(id(st))
