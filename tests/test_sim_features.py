@@ -298,6 +298,7 @@ def test_a_cas_retried_with_a_stale_guess_is_a_runaway_named_as_such():
     sim.launch(cas_that_learns, 1, 32, (out, bits))  # the same loop taking what cas returns: it ends
     assert out[0] == 9
 
+
 # --- d. valid Numba: a number into a one-element row ---------------------------------------------------
 
 
