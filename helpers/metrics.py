@@ -189,6 +189,19 @@ def bank_conflicts_by_site(trace: Trace) -> list[SiteSummary]:
 # ---------------------------------------------------------------- paths per warp
 
 
+def _site_sets(threads: np.ndarray, sites: np.ndarray) -> tuple[np.ndarray, list]:
+    """The distinct threads among the rows, and the set of sites each touched (as the bytes of its
+    sorted site ids: equal sets give equal keys)."""
+    if len(threads) == 0:
+        return np.zeros(0, np.int64), []
+    nsites = int(sites.max()) + 1
+    pairs = np.unique(threads.astype(np.int64) * nsites + sites)  # sorted by thread, then site
+    who, where = pairs // nsites, pairs % nsites
+    starts = np.flatnonzero(np.r_[True, who[1:] != who[:-1]])
+    ends = np.r_[starts[1:], len(who)]
+    return who[starts], [where[a:b].tobytes() for a, b in zip(starts.tolist(), ends.tolist())]
+
+
 def paths_per_warp(trace: Trace) -> np.ndarray:
     """Distinct paths per warp, shape (blocks, warps per block).
 
@@ -201,16 +214,13 @@ def paths_per_warp(trace: Trace) -> np.ndarray:
     acc = trace.acc
     if len(acc) == 0:
         return result
-    key = acc["block"].astype(np.int64) * trace.nthreads + acc["thread"]
-    sites: dict = {}
-    for k, s in zip(key.tolist(), acc["site"].tolist()):
-        sites.setdefault(k, set()).add(s)
+    threads, paths = _site_sets(acc["block"].astype(np.int64) * trace.nthreads + acc["thread"], acc["site"])
     per_warp: dict = {}
-    for k, s in sites.items():
+    for k, path in zip(threads.tolist(), paths):
         block, thread = divmod(k, trace.nthreads)
-        per_warp.setdefault((block, thread // WARP_SIZE), set()).add(frozenset(s))
-    for (block, w), paths in per_warp.items():
-        result[block, w] = len(paths)
+        per_warp.setdefault((block, thread // WARP_SIZE), set()).add(path)
+    for (block, w), distinct in per_warp.items():
+        result[block, w] = len(distinct)
     return result
 
 
@@ -219,12 +229,10 @@ def lane_paths(trace: Trace, block: int = 0) -> np.ndarray:
     nwarps = math.ceil(trace.nthreads / WARP_SIZE)
     grid = -np.ones((nwarps, WARP_SIZE), np.int64)
     rows = trace.select(block=block)
-    sites: dict = {}
-    for t, s in zip(rows["thread"].tolist(), rows["site"].tolist()):
-        sites.setdefault(t, set()).add(s)
     ids: dict = {}
-    for t in sorted(sites):
-        grid[t // WARP_SIZE, t % WARP_SIZE] = ids.setdefault(frozenset(sites[t]), len(ids))
+    for t, path in zip(*_site_sets(rows["thread"], rows["site"])):
+        t = int(t)
+        grid[t // WARP_SIZE, t % WARP_SIZE] = ids.setdefault(path, len(ids))
     return grid
 
 
