@@ -23,7 +23,7 @@ def _panel(ax, trace: Trace, label: str, values: np.ndarray, limit):
     over = flat > limit if limit is not None else np.zeros(flat.size, bool)
     colors = np.where(over, style.BAD, style.GOOD)
     if flat.size <= BARS_UP_TO:
-        ax.bar(x, flat, width=0.8, color=colors, zorder=2)
+        style.bars(ax, x, flat, colors, zorder=2)
     else:
         edges = np.arange(flat.size + 1) - 0.5
         ax.stairs(np.where(over, 0, flat), edges, fill=True, color=style.GOOD, zorder=2)
@@ -107,7 +107,10 @@ def counts_view(trace: Trace, limits: dict | None = None, *, title: str | None =
         ax = axes[2, 0]
         lim = limits.get("global_atomics_per_block")
         over = atomics > lim if lim is not None else np.zeros(atomics.size, bool)
-        ax.bar(np.arange(atomics.size), atomics, color=np.where(over, style.BAD, style.GOOD), zorder=2)
+        style.bars(ax, np.arange(atomics.size), atomics, np.where(over, style.BAD, style.GOOD), zorder=2)
+        pad = 0.05 * (atomics.size - 0.2)  # matplotlib's default margins around the bars
+        ax.set_xlim(-0.4 - pad, atomics.size - 0.6 + pad)
+        ax.set_ylim(0, max(int(atomics.max()), lim or 0, 1) * 1.05)
         if lim is not None:
             ax.axhline(lim, color=style.BAD, ls="--", lw=1.2)
         ax.set_title(
