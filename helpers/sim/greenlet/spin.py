@@ -30,26 +30,33 @@ CHECK = SPIN_CHECK  # steps between looks (semantics.py: the step count both eng
 EARLY = 512
 
 
-def looks_stuck(run: Any) -> bool:
-    """Has the running thread only re-read (or atomically tried) a few addresses whose values stayed
-    the same, over two looks CHECK steps apart?"""
-    tail = run.rec[-(CHECK // 2) :]
-    if len(tail) < CHECK // 2:
-        return False
+def _probe(run: Any, records: int) -> tuple | None:
+    """(block, thread, addresses, their values now) when the running thread made each of the last
+    `records` accesses, none a write, to at most 8 addresses; else None."""
+    tail = run.rec[-records:]
+    if len(tail) < records:
+        return None
     me = run.cur
     addrs = set()
     for a, ak, flat, _, _ in tail:
         if ak & 3 == WRITE or a[4] != me.t or a[0] != me.b:
-            return False
+            return None
         addrs.add((ak >> 2, flat))
         if len(addrs) > 8:
-            return False
-    probe = (
-        me.b,
-        me.t,
-        frozenset(addrs),
-        tuple(run.storages[aid].data[flat].item() for aid, flat in sorted(addrs)),
-    )
+            return None
+    return (me.b, me.t, frozenset(addrs), _values(run, addrs))
+
+
+def _values(run: Any, addrs) -> tuple:
+    return tuple(run.storages[aid].data[flat].item() for aid, flat in sorted(addrs))
+
+
+def looks_stuck(run: Any) -> bool:
+    """Has the running thread only re-read (or atomically tried) a few addresses whose values stayed
+    the same, over two looks CHECK steps apart?"""
+    probe = _probe(run, CHECK // 2)
+    if probe is None:
+        return False
     last, run.spin_probe = run.spin_probe, probe
     return probe == last
 
@@ -57,22 +64,10 @@ def looks_stuck(run: Any) -> bool:
 def spins_like_another(run: Any) -> bool:
     """Has the running thread, over its last EARLY // 2 accesses, only touched (without writing) the
     addresses a spinning thread watches, which still hold the values it saw?"""
-    tail = run.rec[-(EARLY // 2) :]
-    if len(tail) < EARLY // 2:
+    probe = _probe(run, EARLY // 2)
+    if probe is None or probe[2:] not in run.spin_like:
         return False
-    me = run.cur
-    addrs = set()
-    for a, ak, flat, _, _ in tail:
-        if ak & 3 == WRITE or a[4] != me.t or a[0] != me.b:
-            return False
-        addrs.add((ak >> 2, flat))
-        if len(addrs) > 8:
-            return False
-    addrs = frozenset(addrs)
-    values = tuple(run.storages[aid].data[flat].item() for aid, flat in sorted(addrs))
-    if (addrs, values) not in run.spin_like:
-        return False
-    run.spin_probe = (me.b, me.t, addrs, values)
+    run.spin_probe = probe
     return True
 
 
@@ -80,8 +75,7 @@ def anything_changed(run: Any, spinning: list[Thread]) -> bool:
     """Does an address a spinning thread watches hold another value than the one it saw?"""
     for th in spinning:
         _, _, addrs, seen = th.result
-        now = tuple(run.storages[aid].data[flat].item() for aid, flat in sorted(addrs))
-        if now != seen:
+        if _values(run, addrs) != seen:
             return True
     return False
 
