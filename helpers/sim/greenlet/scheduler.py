@@ -70,7 +70,7 @@ class Run:
         # SPIN_CHECK steps; earlier while a thread spins: an uncounted look for others like it)
         self.steps, self.step_limit, self.timeout = 0, opts.max_steps, opts.timeout
         self.max_steps = self.next_look = min(self.step_limit, SPIN_CHECK)
-        self.spin_like: dict = {}  # (addresses, values) a spinning thread watched -> its probe (spin.py)
+        self.spin_like: set = set()  # (addresses, values) the spinning threads watch (spin.py)
         self.rec: list = []
         self.moves: list = []  # (block, epoch, thread, src thread, len(rec)) per lane a shuffle fed
         self.arrays: list[ArrayInfo] = []
@@ -115,7 +115,7 @@ class Run:
     def step(self) -> None:
         """Called (by the hot paths, after counting their step) once `steps` passes `max_steps`."""
         if self.steps <= self.next_look:  # an early look, not counted
-            self.max_steps = min(self.next_look, self.steps + spin.EARLY)
+            self._look_next()
             if self.cur is not None and spin.spins_like_another(self):
                 self._spin(self.cur, spin.EARLY)
             return
@@ -123,7 +123,7 @@ class Run:
         if self.steps > self.step_limit:
             raise self.error(E.Runaway, runaway_text(self.step_limit))
         self.next_look = min(self.step_limit, self.steps + SPIN_CHECK)
-        self.max_steps = min(self.next_look, self.steps + spin.EARLY) if self.spin_like else self.next_look
+        self._look_next()
         if self.tracing and self.cur is not None and spin.looks_stuck(self):
             # the steps it took to see the spin are not the kernel's work: the budget gets them back,
             # so a spin-wait nobody ends is the Deadlock it is, however many threads spin
@@ -133,10 +133,14 @@ class Run:
         """Let the other threads run: one of them may set what `t` waits for."""
         self.step_limit += refund
         t.state, t.result = SPIN, self.spin_probe  # what it watches, and the values it saw
-        self.spin_like[self.spin_probe[2:]] = self.spin_probe
-        self.max_steps = min(self.next_look, self.steps + spin.EARLY)
+        self.spin_like.add(self.spin_probe[2:])
+        self._look_next()
         self.any_spin = True
         self._yield(t)
+
+    def _look_next(self) -> None:
+        """The next look: the counted one, or an early one while a thread spins."""
+        self.max_steps = min(self.next_look, self.steps + spin.EARLY) if self.spin_like else self.next_look
 
     # --- diagnostics (memory.py raises through these)
     def error(
@@ -414,6 +418,8 @@ class Run:
                     if spin.anything_changed(self, spinning):  # one of them may see it: look again
                         for th in spinning:
                             th.state = RUN
+                        self.spin_like.clear()  # none spins now: no early looks until one does again
+                        self._look_next()
                         continue
                     raise spin.stuck(self, spinning)
             if threads[-1].state == DONE and all(th.state == DONE for th in threads):

@@ -84,9 +84,8 @@ def stuck(run: Any, spinning: list[Thread]) -> E.SimulatorError:
     """The verdict on threads that spin on values nothing will change: Deadlock for a thread that
     re-reads, Runaway for one that retries an atomic (its own tries change nothing)."""
     th = spinning[0]
-    mine = itertools.islice((r for r in reversed(run.rec) if r[0][4] == th.t and r[0][0] == th.b), 16)
     # its last accesses (one trip of the loop at least): the atomic it retries is the line to fix
-    mine = list(mine)
+    mine = list(itertools.islice((r for r in reversed(run.rec) if r[0][4] == th.t and r[0][0] == th.b), 16))
     a, ak, flat, code, lasti = next((r for r in mine if r[1] & 3 == ATOMIC), mine[0])
     info = run.arrays[ak >> 2]
     idx = tuple(int(i) for i in np.unravel_index(flat, info.shape)) if info.shape else (flat,)
