@@ -49,19 +49,17 @@ def text(ax, *args, **kw):
     return ax.text(*args, in_layout=False, **kw)
 
 
-def bars(ax, pos, length, colors, *, width: float = 0.8, horizontal: bool = False, **kw):
+def bars(ax, x, height, colors, *, width: float = 0.8, **kw):
     """A bar chart as one collection of rectangles (ax.bar adds one patch per bar and updates the
-    data limits each time, most of a views's drawing time with hundreds of bars): bars of `length`
-    centred on `pos`, `width` across, from 0. The caller sets the axis limits."""
+    data limits each time, most of a view's drawing time with hundreds of bars): bars of `height`
+    centred on `x`, `width` wide, from 0. The caller sets the axis limits."""
     from matplotlib.collections import PolyCollection
 
-    pos = np.asarray(pos, float)
-    length = np.asarray(length, float)
-    lo, hi = pos - width / 2, pos + width / 2
-    zero = np.zeros_like(pos)
-    corners = ((lo, zero), (lo, length), (hi, length), (hi, zero))
-    if horizontal:
-        corners = tuple((b, a) for a, b in corners)
+    x = np.asarray(x, float)
+    height = np.asarray(height, float)
+    lo, hi = x - width / 2, x + width / 2
+    zero = np.zeros_like(x)
+    corners = ((lo, zero), (lo, height), (hi, height), (hi, zero))
     verts = np.stack([np.stack(c, axis=-1) for c in corners], axis=1)
     return ax.add_collection(
         PolyCollection(verts, facecolors=colors, edgecolors="none", linewidths=0, **kw), autolim=False
