@@ -145,10 +145,17 @@ class Operands:
         self._pick = rng.choice(n, 8, replace=False)
         self._want = (self.a[self._pick].astype(np.float64) @ self.b.astype(np.float64)).astype(np.float32)
 
-    def check(self, got):
+    def time(self, kernel) -> float:
+        """Seconds of a fast_gemm-launched `kernel` at n^3, once its result has passed `check`."""
+        n = self.n
+        seconds = timing.time_gpu(lambda: fast_gemm.launch(self.dc, self.a32, self.bt32, n, n, n, kernel))
+        self.check(self.dc.copy_to_host())
+        return seconds
+
+    def check(self, got, label: str = "GEMM"):
         n = self.n
         timing.validate(
-            f"GEMM {n}^3 (8 rows)",
+            f"{label} {n}^3 (8 rows)",
             np.asarray(got)[self._pick],
             self._want,
             rtol=2e-2,
@@ -168,10 +175,7 @@ def race(name, kernel, shapes, rng, ops: Operands) -> float:
         )
         want = a.astype(np.float64) @ b.astype(np.float64)
         timing.validate(f"{name} ({m_}x{k_} @ {k_}x{n_})", c.copy_to_host(), want, rtol=1e-4, atol=1e-3)
-    n = ops.n
-    seconds = timing.time_gpu(lambda: fast_gemm.launch(ops.dc, ops.a32, ops.bt32, n, n, n, kernel))
-    ops.check(ops.dc.copy_to_host())
-    return seconds
+    return ops.time(kernel)
 
 
 def _pipe_rows(shapes, rng, ops: Operands) -> list:
@@ -211,43 +215,33 @@ def _gemm_rows(n, rng):
         timing.validate(f"tc_mma_gemm ({m_}x{k_} @ {k_}x{n_})", c.copy_to_host(), want, rtol=1e-4, atol=1e-3)
 
     ops = Operands(n, rng)
-    a, b, da, db, dbt, a32, bt32, dc, check = (
-        ops.a,
-        ops.b,
-        ops.da,
-        ops.db,
-        ops.dbt,
-        ops.a32,
-        ops.bt32,
-        ops.dc,
-        ops.check,
-    )
-
     rows = []
     for label, kernel in kernels.items():  # m16n8k16 last: the best where there is one
-        seconds = timing.time_gpu(lambda k=kernel: fast_gemm.launch(dc, a32, bt32, n, n, n, k))
-        check(dc.copy_to_host())
+        seconds = ops.time(kernel)
         if rows:
             rows[-1].name = K8
         rows.append(timing.Measurement(MMA128, seconds, flops=2 * n**3, config=label))
     if capped is not None:
-        seconds = timing.time_gpu(lambda: fast_gemm.launch(dc, a32, bt32, n, n, n, capped))
-        check(dc.copy_to_host())
-        rows.append(timing.Measurement(CAPPED, seconds, flops=2 * n**3, config=f"max_registers={CAP}"))
+        rows.append(
+            timing.Measurement(CAPPED, ops.time(capped), flops=2 * n**3, config=f"max_registers={CAP}")
+        )
     grid = (math.ceil(n / mma_gemm.BN), math.ceil(n / mma_gemm.BM))
     seconds = timing.time_gpu(
-        lambda: mma_gemm.mma_gemm[grid, mma_gemm.THREADS](dc, da, db, n, n, n), warmup=1, reps=5, batch=2
+        lambda: mma_gemm.mma_gemm[grid, mma_gemm.THREADS](ops.dc, ops.da, ops.db, n, n, n),
+        warmup=1,
+        reps=5,
+        batch=2,
     )
     rows.append(timing.Measurement("tc_mma_gemm (exercise, 32x16 tiles)", seconds, flops=2 * n**3))
-    check(dc.copy_to_host())
-    hgemm = _hgemm_peer(n, da, dbt, check)
+    ops.check(ops.dc.copy_to_host())
+    hgemm = _hgemm_peer(n, ops.da, ops.dbt, ops.check)
     if hgemm is not None:
         rows.append(hgemm)
     # the course's FP32 SGEMM (ch05's best) on the same values in float32
     from puzzles.pmpp.ch05_memory_tiling.bench import prefetch_launcher
 
     sgemm = prefetch_launcher(128, 8, 128)
-    fa, fb = cuda.to_device(a.astype(np.float32)), cuda.to_device(b.astype(np.float32))
+    fa, fb = cuda.to_device(ops.a.astype(np.float32)), cuda.to_device(ops.b.astype(np.float32))
     fc = cuda.device_array((n, n), np.float32)
     rows.append(
         timing.Measurement(
@@ -256,8 +250,8 @@ def _gemm_rows(n, rng):
             flops=2 * n**3,
         )
     )
-    check(fc.copy_to_host())
-    rows += _torch_rows(n, a, b)
+    ops.check(fc.copy_to_host())
+    rows += _torch_rows(n, ops.a, ops.b)
     # the candidates last: one that faults leaves the CUDA context unusable (gemm_race runs them alone)
     return judge_fastest(rows + _pipe_rows((*FAST_SHAPES, PIPE_SHAPE), rng, ops))
 
@@ -349,21 +343,17 @@ def _exercise_rows(n, rng):
         name = f"tc_int8_gemm ({m_}x{k_} @ {k_}x{n_})"
         timing.validate(name + " int32 sums", sums.copy_to_host(), want["sums"], rtol=0, atol=0)
         timing.validate(name, c.copy_to_host(), want["c"], rtol=1e-6, atol=1e-6)
-    pick = rng.choice(n, 8, replace=False)
     rows = []
     # fp16 register-tiled exercise
-    a = rng.standard_normal((n, n)).astype(np.float16)
-    b = rng.standard_normal((n, n)).astype(np.float16)
-    da, db, dc = cuda.to_device(a), cuda.to_device(b), cuda.device_array((n, n), np.float32)
-    seconds = timing.time_gpu(lambda: _reg_gemm(dc, da, db, n, n, n), warmup=1, reps=5, batch=2)
-    want = (a[pick].astype(np.float64) @ b.astype(np.float64)).astype(np.float32)
-    timing.validate(
-        f"tc_mma_reg_gemm {n}^3 (8 rows)", dc.copy_to_host()[pick], want, rtol=2e-2, atol=2e-2 * math.sqrt(n)
-    )
+    ops = Operands(n, rng)
+    dc = ops.dc
+    seconds = timing.time_gpu(lambda: _reg_gemm(dc, ops.da, ops.db, n, n, n), warmup=1, reps=5, batch=2)
+    ops.check(dc.copy_to_host(), "tc_mma_reg_gemm")
     rows.append(
         timing.Measurement("tc_mma_reg_gemm (exercise, 64x32 tiles, 2x2 mma a warp)", seconds, flops=2 * n**3)
     )
     # int8: quantized from float32 matrices (the error against their product is printed, not judged)
+    pick = rng.choice(n, 8, replace=False)
     a32 = rng.standard_normal((n, n)).astype(np.float32)
     b32 = rng.standard_normal((n, n)).astype(np.float32)
     args = int8_gemm.quantize_gemm(a32, b32)
