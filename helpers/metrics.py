@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from helpers.sim.occupancy import T4_BLOCKS_PER_SM, T4_SHARED_PER_SM, T4_THREADS_PER_SM
-from helpers.sim.trace import ATOMIC, READ, SECTOR_BYTES, WARP_SIZE, WRITE, Trace, WarpAccess
+from helpers.sim.trace import ATOMIC, READ, SECTOR_BYTES, WARP_SIZE, WRITE, Trace, WarpAccess, WarpGroups
 
 NUM_BANKS = 32  # shared memory: 32 banks, each 4 bytes wide
 BANK_BYTES = 4
@@ -71,23 +71,50 @@ class Coalescing:
         return self.ideal / self.sectors if self.sectors else 1.0
 
 
+def _distinct(group: np.ndarray, values: np.ndarray, ngroups: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct (group, value) pairs, sorted: their groups and values."""
+    if len(values) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    low = int(values.min())
+    span = int(values.max()) - low + 1
+    pairs = np.unique(group.astype(np.int64) * span + (values - low))
+    return pairs // span, pairs % span + low
+
+
+def _sizes(trace: Trace, g: WarpGroups) -> np.ndarray:
+    """The itemsize of each row's array."""
+    return np.array([a.itemsize for a in trace.arrays], np.int64)[g.rows["array"]]
+
+
+def _sectors_and_ideal(trace: Trace, g: WarpGroups) -> tuple[np.ndarray, np.ndarray]:
+    """Per warp instruction of `g`: the sectors it moved (`sectors` of its indices) and the fewest it
+    could have (`ideal_sectors`), computed for all instructions at once."""
+    n = len(g.starts)
+    size, idx, group = _sizes(trace, g), g.rows["index"].astype(np.int64), g.group
+    first, last = idx * size // SECTOR_BYTES, (idx * size + size - 1) // SECTOR_BYTES
+    moved = np.bincount(_distinct(np.r_[group, group], np.r_[first, last], n)[0], minlength=n)
+    elements = np.bincount(_distinct(group, idx, n)[0], minlength=n)
+    return moved, -(-elements * size[g.starts] // SECTOR_BYTES)
+
+
 def coalescing(trace: Trace) -> list[Coalescing]:
     """A `Coalescing` per warp-level global access, in `Trace.warp_accesses` order."""
-    out = []
-    for w in trace.warp_accesses(space="global"):
-        size = trace.arrays[w.array].itemsize
-        out.append(Coalescing(w, len(sectors(w.indices, size)), ideal_sectors(w.indices, size)))
-    return out
+    g = trace.warp_groups(space="global")
+    moved, ideal = _sectors_and_ideal(trace, g)
+    return [Coalescing(w, m, i) for w, m, i in zip(g.accesses(), moved.tolist(), ideal.tolist())]
 
 
 def coalescing_by_line(trace: Trace) -> dict[tuple[int, str], tuple[int, int]]:
     """(source line, array name) -> (sectors moved, fewest possible) over all warp-level global accesses."""
+    g = trace.warp_groups(space="global")
+    moved, ideal = _sectors_and_ideal(trace, g)
+    lines = np.array([s.lineno for s in trace.sites], np.int64)[g.first("site")]
+    keys, which = np.unique(lines * len(trace.arrays) + g.first("array"), return_inverse=True)
     out: dict = {}
-    for c in coalescing(trace):
-        w = c.access
-        key = (trace.sites[w.site].lineno, trace.arrays[w.array].name)
-        moved, ideal = out.get(key, (0, 0))
-        out[key] = (moved + c.sectors, ideal + c.ideal)
+    for k, m, i in zip(keys.tolist(), np.bincount(which, moved).tolist(), np.bincount(which, ideal).tolist()):
+        key = (k // len(trace.arrays), trace.arrays[k % len(trace.arrays)].name)
+        was = out.get(key, (0, 0))
+        out[key] = (was[0] + int(m), was[1] + int(i))
     return out
 
 
@@ -114,29 +141,43 @@ def line_of(trace: Trace, site: int) -> tuple[str, int]:
     return (s.filename, s.lineno) if s else ("", site)
 
 
-def _by_site(trace, items, value, ideal, worst) -> list:
-    groups: dict = {}
-    for it in items:
-        w = it.access
-        groups.setdefault((line_of(trace, w.site), w.array, w.kind), []).append(it)
+def _by_site(trace: Trace, g: WarpGroups, value, ideal, worst) -> list[SiteSummary]:
+    """A SiteSummary per (source line, array, kind) of the instructions of `g`, given each
+    instruction's value, ideal and worst."""
+    if len(g.starts) == 0:
+        return []
+    site, array, kind = (g.first(f).astype(np.int64) for f in ("site", "array", "kind"))
+    sites, at = np.unique(site, return_inverse=True)
+    lines = [line_of(trace, s) for s in sites.tolist()]
+    rank = {k: r for r, k in enumerate(sorted(set(lines)))}
+    line = np.array([rank[k] for k in lines], np.int64)[at]
+    _, first, which = np.unique(
+        (line * len(trace.arrays) + array) * 3 + kind, return_index=True, return_inverse=True
+    )
+    n = len(first)
+    low, high = np.full(n, site.max()), np.zeros(n, np.int64)
+    np.minimum.at(low, which, site)
+    np.maximum.at(high, which, worst)
     out = [
-        SiteSummary(
-            min(i.access.site for i in g),
-            a,
-            k,
-            len(g),
-            sum(value(i) for i in g),
-            sum(ideal(i) for i in g),
-            max(worst(i) for i in g),
+        SiteSummary(*map(int, row))
+        for row in zip(
+            low.tolist(),
+            array[first].tolist(),
+            kind[first].tolist(),
+            np.bincount(which).tolist(),
+            np.bincount(which, value).tolist(),
+            np.bincount(which, ideal).tolist(),
+            high.tolist(),
         )
-        for (_, a, k), g in groups.items()
     ]
     return sorted(out, key=lambda s: (line_of(trace, s.site), s.kind, s.array))
 
 
 def coalescing_by_site(trace: Trace) -> list[SiteSummary]:
     """One `SiteSummary` per (source line, array, read/write): sectors moved vs ideal."""
-    return _by_site(trace, coalescing(trace), lambda c: c.sectors, lambda c: c.ideal, lambda c: c.sectors)
+    g = trace.warp_groups(space="global")
+    moved, ideal = _sectors_and_ideal(trace, g)
+    return _by_site(trace, g, moved, ideal, moved)
 
 
 # ---------------------------------------------------------------- shared-memory banks
@@ -163,6 +204,14 @@ def conflict_degree(indices, itemsize: int) -> int:
     return int(np.bincount(words % NUM_BANKS, minlength=NUM_BANKS).max())
 
 
+def _degrees(trace: Trace, g: WarpGroups) -> np.ndarray:
+    """`conflict_degree` of every warp instruction of `g` at once."""
+    n = len(g.starts)
+    group, words = _distinct(g.group, g.rows["index"].astype(np.int64) * _sizes(trace, g) // BANK_BYTES, n)
+    per_bank = np.bincount(group * NUM_BANKS + words % NUM_BANKS, minlength=n * NUM_BANKS)
+    return per_bank.reshape(n, NUM_BANKS).max(axis=1, initial=0)
+
+
 @dataclass(frozen=True)
 class BankConflict:
     """One warp-level shared access with its bank conflict degree."""
@@ -174,16 +223,18 @@ class BankConflict:
 
 def bank_conflicts(trace: Trace) -> list[BankConflict]:
     """A `BankConflict` per warp-level shared access, in `Trace.warp_accesses` order."""
+    g = trace.warp_groups(space="shared")
     out = []
-    for w in trace.warp_accesses(space="shared"):
-        size = trace.arrays[w.array].itemsize
-        out.append(BankConflict(w, conflict_degree(w.indices, size), banks(w.indices, size)))
+    for w, d in zip(g.accesses(), _degrees(trace, g).tolist()):
+        out.append(BankConflict(w, d, banks(w.indices, trace.arrays[w.array].itemsize)))
     return out
 
 
 def bank_conflicts_by_site(trace: Trace) -> list[SiteSummary]:
     """One `SiteSummary` per (source line, shared array, kind): passes needed vs one pass each."""
-    return _by_site(trace, bank_conflicts(trace), lambda b: b.degree, lambda b: 1, lambda b: b.degree)
+    g = trace.warp_groups(space="shared")
+    degree = _degrees(trace, g)
+    return _by_site(trace, g, degree, np.ones_like(degree), degree)
 
 
 # ---------------------------------------------------------------- paths per warp

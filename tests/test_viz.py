@@ -13,7 +13,7 @@ from numba import cuda
 
 matplotlib.use("Agg")
 
-from helpers import rules, sim, viz  # noqa: E402
+from helpers import metrics, rules, sim, viz  # noqa: E402
 from helpers.check import run_once  # noqa: E402
 from helpers.puzzle import Budget, Case, Puzzle  # noqa: E402
 from helpers.sim.trace import ACCESS_DTYPE, ATOMIC, READ, WRITE, ArrayInfo, Site, Trace  # noqa: E402
@@ -85,6 +85,88 @@ def test_coalescing_by_site_adds_up_per_source_line():
     s = {(x.array, x.kind): x for x in an.coalescing_by_site(tr)}
     assert (s[0, READ].count, s[0, READ].total, s[0, READ].ideal) == (2, 16, 8)
     assert (s[1, WRITE].total, s[1, WRITE].ideal, s[1, WRITE].efficiency) == (8, 8, 1.0)
+
+
+def _one_by_one(trace):
+    """The coalescing and bank numbers of `trace` from the per-instruction definitions (sectors,
+    ideal_sectors and conflict_degree of each warp access's indices), summed per line and per site."""
+    size = [a.itemsize for a in trace.arrays]
+    glob = [
+        (w, len(an.sectors(w.indices, size[w.array])), an.ideal_sectors(w.indices, size[w.array]))
+        for w in trace.warp_accesses(space="global")
+    ]
+    shared = [
+        (w, an.conflict_degree(w.indices, size[w.array]), 1) for w in trace.warp_accesses(space="shared")
+    ]
+    by_line: dict = {}
+    for w, moved, ideal in glob:
+        key = (trace.sites[w.site].lineno, trace.arrays[w.array].name)
+        by_line[key] = tuple(np.add(by_line.get(key, (0, 0)), (moved, ideal)).tolist())
+
+    def by_site(items):
+        groups: dict = {}
+        for w, value, ideal in items:
+            groups.setdefault((an.line_of(trace, w.site), w.array, w.kind), []).append((w, value, ideal))
+        return sorted(
+            (
+                (
+                    line,
+                    min(w.site for w, _, _ in g),
+                    kind,
+                    array,
+                    len(g),
+                    sum(v for _, v, _ in g),
+                    sum(i for _, _, i in g),
+                    max(v for _, v, _ in g),
+                )
+                for (line, array, kind), g in groups.items()
+            )
+        )
+
+    return glob, shared, by_line, by_site(glob), by_site(shared)
+
+
+def _summaries(trace, items):
+    return sorted(
+        (an.line_of(trace, s.site), s.site, s.kind, s.array, s.count, s.total, s.ideal, s.worst)
+        for s in items
+    )
+
+
+@pytest.mark.parametrize(
+    "name", ["matmul", "transpose_pad", "histogram", "ch05_matmul_regtile", "llm3_attn_flash"]
+)
+def test_numbers_for_every_warp_access_at_once_equal_the_one_by_one_definitions(name):
+    """metrics computes sectors, ideal sectors and bank conflicts of all warp accesses at once (NumPy
+    over the whole trace); they equal the per-access definitions, and so do their sums per line and site."""
+    import puzzles
+
+    p = puzzles.get(name)
+    trace = run_once(p, p.reference, seed=1).trace
+    glob, shared, by_line, glob_sites, shared_sites = _one_by_one(trace)
+    assert glob or shared, name
+    got = an.coalescing(trace)
+    assert [(c.access.block, c.access.site, c.access.lanes.tolist(), c.sectors, c.ideal) for c in got] == [
+        (w.block, w.site, w.lanes.tolist(), m, i) for w, m, i in glob
+    ]
+    assert [(b.access.site, b.degree) for b in an.bank_conflicts(trace)] == [
+        (w.site, d) for w, d, _ in shared
+    ]
+    assert metrics.coalescing_by_line(trace) == by_line
+    assert _summaries(trace, an.coalescing_by_site(trace)) == glob_sites
+    assert _summaries(trace, an.bank_conflicts_by_site(trace)) == shared_sites
+
+
+def test_two_warps_on_one_sector_each_pay_for_it():
+    """Sectors and bank words are counted per warp instruction: two warps reading one sector move it twice."""
+    rows = [(0, t, 0, t % 8, READ, 0, 0, 0) for t in range(64)]
+    tr = make_trace((1, 1, 1), (64, 1, 1), [("a", "global", (8,), "f4", "in")], rows)
+    assert [(c.sectors, c.ideal) for c in an.coalescing(tr)] == [(1, 1), (1, 1)]
+    assert metrics.coalescing_by_line(tr) == {(10, "a"): (2, 2)}
+    rows = [(0, t, 0, (t % 32) * 32, READ, 0, 0, 0) for t in range(64)]
+    tr = make_trace((1, 1, 1), (64, 1, 1), [("s", "shared", (1024,), "f4", "")], rows)
+    assert [s.worst for s in an.bank_conflicts_by_site(tr)] == [32]
+    assert [(s.count, s.total) for s in an.bank_conflicts_by_site(tr)] == [(2, 64)]
 
 
 # ---------------------------------------------------------------- banks

@@ -135,6 +135,42 @@ class WarpAccess:
     indices: np.ndarray  # flat element index per lane
 
 
+@dataclass(frozen=True)
+class WarpGroups:
+    """Trace rows sorted so that each warp instruction's lanes are consecutive: instruction k is
+    `rows[starts[k]:ends[k]]`, lanes ascending."""
+
+    rows: np.ndarray  # ACCESS_DTYPE rows
+    warp: np.ndarray  # the warp of each row
+    starts: np.ndarray
+    ends: np.ndarray
+
+    @property
+    def group(self) -> np.ndarray:
+        """The instruction number of each row."""
+        return np.repeat(np.arange(len(self.starts)), self.ends - self.starts)
+
+    def first(self, field: str) -> np.ndarray:
+        """`field` of each instruction (the same on all its lanes: block, epoch, site, array, kind)."""
+        return self.rows[field][self.starts]
+
+    def accesses(self) -> list[WarpAccess]:
+        r = self.rows
+        return [
+            WarpAccess(
+                int(r["block"][s]),
+                int(self.warp[s]),
+                int(r["epoch"][s]),
+                int(r["site"][s]),
+                int(r["array"][s]),
+                int(r["kind"][s]),
+                (r["thread"][s:e] % WARP_SIZE).astype(np.int32),
+                r["index"][s:e].copy(),
+            )
+            for s, e in zip(self.starts.tolist(), self.ends.tolist())
+        ]
+
+
 @dataclass
 class Trace:
     grid: tuple  # (gx, gy, gz)
@@ -197,11 +233,12 @@ class Trace:
         size = int(np.prod(info.shape, dtype=np.int64))
         return np.bincount(rows["index"], minlength=size)[:size].reshape(info.shape)
 
-    def warp_accesses(self, *, space="global", kind=None) -> list[WarpAccess]:
-        """Group accesses into warp instructions (see the module docstring)."""
+    def warp_groups(self, *, space="global", kind=None) -> WarpGroups:
+        """The rows of `space` (and `kind`) sorted into warp instructions (see the module docstring)."""
         rows = self.select(space=space, kind=kind)
         if len(rows) == 0:
-            return []
+            empty = np.zeros(0, np.int64)
+            return WarpGroups(rows, empty, empty, empty)
         warp = rows["thread"] // WARP_SIZE
         known = rows["issue"] >= 0  # the instruction issued, where the engine knows it
         occ = np.where(known, -1, rows["occ"])
@@ -221,17 +258,8 @@ class Trace:
         r, w, o = rows[order], warp[order], occ[order]
         key = np.stack([r["block"], w, r["epoch"], r["site"], o, r["issue"], r["array"], r["kind"]], axis=1)
         starts = np.flatnonzero(np.r_[True, np.any(key[1:] != key[:-1], axis=1)])
-        ends = np.r_[starts[1:], len(r)]
-        return [
-            WarpAccess(
-                int(r["block"][s]),
-                int(w[s]),
-                int(r["epoch"][s]),
-                int(r["site"][s]),
-                int(r["array"][s]),
-                int(r["kind"][s]),
-                (r["thread"][s:e] % WARP_SIZE).astype(np.int32),
-                r["index"][s:e].copy(),
-            )
-            for s, e in zip(starts, ends)
-        ]
+        return WarpGroups(r, w, starts, np.r_[starts[1:], len(r)])
+
+    def warp_accesses(self, *, space="global", kind=None) -> list[WarpAccess]:
+        """Group accesses into warp instructions (see the module docstring)."""
+        return self.warp_groups(space=space, kind=kind).accesses()
