@@ -12,7 +12,6 @@ import ast
 import contextlib
 import functools
 import hashlib
-import inspect
 import os
 import re
 import textwrap
@@ -21,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .sim.kernel import py_func
+from .sim.kernel import py_func, source_of
 
 T4 = (7, 5)
 _cache: dict = {}
@@ -278,7 +277,7 @@ def _code_key(fn, seen: set) -> str:
     if id(fn) in seen:
         return fn.__name__
     seen.add(id(fn))
-    tree = ast.dump(ast.parse(textwrap.dedent(inspect.getsource(fn))))
+    tree = ast.dump(ast.parse(textwrap.dedent(source_of(fn.__code__))))
     names, stack = set(), [fn.__code__]
     while stack:
         code = stack.pop()

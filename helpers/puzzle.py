@@ -6,6 +6,7 @@ draws their runs. Nothing here calls either.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from dataclasses import dataclass, field
@@ -124,9 +125,9 @@ class Puzzle:
         """The rule table of this puzzle: its budget's standard rules, then its own."""
         return (*self.budget.rules(), *self.rules)
 
-    @property
+    @functools.cached_property
     def source(self) -> str:
-        """The reference kernel's source, solution markers included."""
+        """The reference kernel's source, solution markers included (read once: tokenizing is slow)."""
         return inspect.getsource(getattr(self.reference, "py_func", self.reference))
 
     @property

@@ -5,16 +5,18 @@ whether it is Python no CUDA kernel can be, and which of its lines likely made a
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import re
 import textwrap
 
-from .sim.kernel import py_func
+from .sim.kernel import py_func, source_of
 
 __all__ = ["float64_sources", "is_stub", "not_a_kernel"]
 
 
-def _body(source: str) -> list[str] | None:
+@functools.lru_cache(maxsize=1024)
+def _body(source: str) -> tuple[str, ...] | None:
     """The statements of the first function in `source`, comments, docstrings and `pass` left out."""
     try:
         tree = ast.parse(textwrap.dedent(source))
@@ -23,19 +25,19 @@ def _body(source: str) -> list[str] | None:
     fn = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
     if fn is None:
         return None
-    return [
+    return tuple(
         ast.dump(stmt)
         for stmt in fn.body
         if not isinstance(stmt, ast.Pass)
         and not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))
-    ]
+    )
 
 
 def is_stub(kernel, puzzle) -> bool:
     """Judged by what the kernel does, not by its comments: True only when its body is still the
     puzzle's stub (a `# FILL ME IN` line kept above real code does not count)."""
     try:
-        mine = _body(inspect.getsource(py_func(kernel)))
+        mine = _body(source_of(py_func(kernel).__code__))
     except (OSError, TypeError):
         return False
     try:
@@ -56,7 +58,7 @@ def not_a_kernel(kernel) -> str | None:
             "to an output array instead."
         )
     try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+        tree = ast.parse(textwrap.dedent(source_of(fn.__code__)))
     except (OSError, TypeError, SyntaxError):
         return None
     for node in ast.walk(tree):

@@ -37,6 +37,13 @@ def py_func(kernel):
     return fn
 
 
+@functools.lru_cache(maxsize=4096)
+def source_of(code: CodeType) -> str:
+    """The source text of a function's code (`inspect.getsource`, which tokenizes the file up to it),
+    read once per code object: a kernel edited and run again is a new code object."""
+    return inspect.getsource(code)
+
+
 def _is_dispatcher(v):
     return type(v).__name__ in _DISPATCHER_NAMES and hasattr(v, "py_func")
 

@@ -171,6 +171,10 @@ class Run:
     def race(
         self, st: Any, flat: int, idx: Any, verb: str, other: tuple, other_verb: str, depth: int
     ) -> E.SimulatorError:
+        """The DataRace to `fail` with. A thread that already holds an error keeps it (`fail` drops any
+        later one), so its diagnosis, which searches the trace, is not made."""
+        if self.cur.error is not None:
+            return self.cur.error
         return races.diagnose(self, st, flat, idx, verb, other, other_verb)
 
     def fail(self, err: E.SimulatorError) -> None:
