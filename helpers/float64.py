@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ptx import float64_ops
+from .ptx import float64_ops, ptx_lines
 from .sim.kernel import py_func
 from .source import float64_sources
 
@@ -28,6 +28,9 @@ def float64_finding(puzzle, kernel, args, ptx_text: str) -> tuple[str, int] | No
     ops = float64_ops(ptx_text, fn.__code__.co_filename)
     if not ops:
         return None
+    lined = ptx_lines(kernel, args)  # compiled again, with lines, only now that they are wanted
+    if lined:
+        ops = float64_ops(lined, fn.__code__.co_filename) or ops
     lines = sorted({line for _, line in ops if line is not None})
     kinds = sorted({op for op, _ in ops})
     where = f" at line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}" if lines else ""

@@ -101,8 +101,8 @@ def arg_types(args):
 
 
 def ptx_check(kernel, args, cc=T4) -> str:
-    """Compile `kernel` for the argument types of `args` and return its PTX (with line info where it
-    does float64 arithmetic, for the float64 finding); raise NumbaRejected if Numba refuses."""
+    """Compile `kernel` for the argument types of `args` and return its PTX; raise NumbaRejected if
+    Numba refuses."""
     from numba import cuda
 
     fn = py_func(kernel)
@@ -123,8 +123,6 @@ def ptx_check(kernel, args, cc=T4) -> str:
                     text, _ = cuda.compile_ptx(_fresh(fn), sig, cc=cc)
             except Exception as e:  # Numba raises many error types; all mean "not compilable"
                 err = _explain(e, fn)
-            if err is None and any(map(_F64_OP.match, text.splitlines())):
-                text = _with_lines(fn, sig, cc) or text
             if err is None and compiled is not None:
                 compiled.write_text(text)
         _cache[key] = (err, text)
@@ -197,6 +195,27 @@ def _mlir_check(fn, args, cc) -> tuple:
             root = root.__cause__ or root.__context__
         cause = f"\nCause: {type(root).__name__}: {root}".splitlines()[:2] if root is not e else []
         return _explain(e, fn).replace("Real Numba", f"Real Numba ({mlir.NAME})", 1) + "\n".join(cause), ""
+
+
+def ptx_lines(kernel, args, cc=T4) -> str | None:
+    """The PTX `ptx_check` made, compiled again with source lines: only to say where float64
+    arithmetic comes from, so only for a finding that names them. None where line info cannot be had
+    (see _with_lines), and for numba-cuda-mlir."""
+    if compiler() == "mlir" or type(kernel).__name__ == "MLIRDispatcher":
+        return None
+    fn = py_func(kernel)
+    sig = arg_types(args)
+    key = ("lines", _memo_key(fn, set()), sig, cc)
+    if key not in _cache:
+        compiled = _compiled_before(fn, sig, cc)
+        kept = compiled.with_name(compiled.name + "-lines") if compiled is not None else None
+        if kept is not None and kept.exists():
+            _cache[key] = kept.read_text() or None
+        else:
+            _cache[key] = _with_lines(fn, sig, cc)
+            if kept is not None:
+                kept.write_text(_cache[key] or "")
+    return _cache[key]
 
 
 def _with_lines(fn, sig, cc) -> str | None:

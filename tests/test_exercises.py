@@ -1,5 +1,5 @@
-"""Every registered puzzle, one way: the reference passes on its seeds, the stub is NotSolvedYet,
-each mutant in its module's mutants file (tests/mutants/, mirroring puzzles/) is rejected for
+"""Every registered puzzle, one way: the reference passes on its seeds without a note, the stub is
+NotSolvedYet, each mutant in its module's mutants file (tests/mutants/, mirroring puzzles/) is rejected for
 its stated reason on every seed, each variant passes, and each view draws the reference's run (the
 access map's coloured cells are the cells its trace touched).
 
@@ -63,6 +63,8 @@ def test_reference_passes(name):
     for seed in seeds(name):
         result = passes(name, puzzles.get(name).reference, seed)
         assert repr(result).startswith(f"Passed: {name}") and len(result.runs) == result.cases
+        # the course's answer earns no warning (a float64 `1.0 / math.sqrt(n)` in a float32 kernel did)
+        assert not result.notes, f"{name}'s reference passes with a note: {result.notes}"
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if BEGIN in puzzles.get(n).source])

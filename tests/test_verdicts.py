@@ -571,6 +571,29 @@ def test_float64_arithmetic_is_noted_on_a_pass_and_rejected_where_the_puzzle_say
         check(strict, map_float32_accumulator, seed=seed, gpu=False)
 
 
+def test_the_kernel_is_compiled_again_with_lines_only_for_a_finding_that_names_them(monkeypatch):
+    """The line-info compile (a second compile of the kernel) is made for a float64 finding only: not
+    where the puzzle allows float64, and not for a kernel without float64 arithmetic."""
+    import dataclasses
+
+    from helpers import ptx
+
+    _needs_ptx()
+    made = []
+    real = ptx._with_lines
+    monkeypatch.setattr(ptx, "_with_lines", lambda *a: made.append(a[0].__name__) or real(*a))
+    monkeypatch.delenv(ptx.CACHE_ENV, raising=False)
+    monkeypatch.setattr(ptx, "_cache", {})
+    p = puzzles.get("map")
+    assert (
+        check(dataclasses.replace(p, float64="allow"), map_float64_accumulator, seed=0, gpu=False).notes == ()
+    )
+    assert check(p, map_float32_accumulator, seed=0, gpu=False).notes == ()
+    assert made == []
+    assert "acc = 0.0" in "\n".join(check(p, map_float64_accumulator, seed=0, gpu=False).notes)
+    assert made == ["map_float64_accumulator"]
+
+
 def test_float64_ops_are_read_from_ptx_with_their_lines():
     from helpers.ptx import float64_ops
 

@@ -203,7 +203,7 @@ def attn_backward_qkv(dq, dk, dv, ds, p, q, k, do):
     i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
     b = cuda.blockIdx.z
     T, hs = q.shape[1], q.shape[2]
-    scale = np.float32(1.0 / math.sqrt(hs))
+    scale = np.float32(1.0) / math.sqrt(np.float32(hs))
     if i < T and d < hs:
         ### BEGIN SOLUTION
         gq = np.float32(0.0)

@@ -86,7 +86,7 @@ def qkv_scaled_inputs(dq, dk, dv, ds, p, q, k, do):
     i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
     b = cuda.blockIdx.z
     T, hs = q.shape[1], q.shape[2]
-    scale = np.float32(1.0 / math.sqrt(hs))
+    scale = np.float32(1.0) / math.sqrt(np.float32(hs))
     if i < T and d < hs:
         gq = np.float32(0.0)
         for j in range(i + 1):

@@ -38,7 +38,7 @@ def fb_reversed(dq, dk, dv, q, k, v, o, do, lse):
     t = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     b = cuda.blockIdx.y
     T, hs = q.shape[1], q.shape[2]
-    scale = np.float32(1.0 / math.sqrt(hs))
+    scale = np.float32(1.0) / math.sqrt(np.float32(hs))
     gq = cuda.local.array(HS_MAX, numba.float32)
     gk = cuda.local.array(HS_MAX, numba.float32)
     gv = cuda.local.array(HS_MAX, numba.float32)
