@@ -7,13 +7,43 @@ from a float32 computation. `Puzzle(float64="warn")` (the default) notes it on a
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
-from .ptx import float64_ops, ptx_lines
+from .ptx import ptx_lines
 from .sim.kernel import py_func
 from .source import float64_sources
 
 FLOAT64_MODES = ("warn", "reject", "allow")
+
+# float64 arithmetic (not moves, loads, stores or conversions): what makes a float32 kernel slow
+_F64_OP = re.compile(
+    r"^\s*(?:@%p\d+\s+)?((?:add|sub|mul|div|fma|mad|rcp|sqrt|rsqrt|neg|abs|min|max|setp|ex2|lg2|sin|cos)"
+    r"(?:\.\w+)*\.f64)\s"
+)
+_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)")
+# libdevice's float32 sin/cos/tan reduce a huge argument (Payne-Hanek) with one float64 multiply by
+# this constant: library code inlined at the learner's `math.cos(x)` line, not float64 in the kernel
+_LIBDEVICE_F64 = "0d3BF921FB54442D19"
+_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"')
+
+
+def float64_ops(ptx_text: str, filename: str | None = None) -> list[tuple[str, int | None]]:
+    """(opcode, source line or None) of every float64 arithmetic instruction in `ptx_text`; with
+    `filename`, lines of other files (Numba's own library code) count as None."""
+    files = dict(m.groups() for m in map(_FILE.match, ptx_text.splitlines()) if m)
+    out, file, line = [], None, None
+    for text in ptx_text.splitlines():
+        loc = _LOC.match(text)
+        if loc:
+            file, line = loc.group(1), int(loc.group(2))
+            continue
+        op = _F64_OP.match(text)
+        if op and _LIBDEVICE_F64 not in text:
+            mine = filename is None or files.get(file) == filename
+            out.append((op.group(1), line if mine else None))
+    return out
 
 
 def float64_finding(puzzle, kernel, args, ptx_text: str) -> tuple[str, int] | None:

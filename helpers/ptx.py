@@ -231,35 +231,6 @@ def _with_lines(fn, sig, cc) -> str | None:
         return None
 
 
-# float64 arithmetic (not moves, loads, stores or conversions): what makes a float32 kernel slow
-_F64_OP = re.compile(
-    r"^\s*(?:@%p\d+\s+)?((?:add|sub|mul|div|fma|mad|rcp|sqrt|rsqrt|neg|abs|min|max|setp|ex2|lg2|sin|cos)"
-    r"(?:\.\w+)*\.f64)\s"
-)
-_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)")
-# libdevice's float32 sin/cos/tan reduce a huge argument (Payne-Hanek) with one float64 multiply by
-# this constant: library code inlined at the learner's `math.cos(x)` line, not float64 in the kernel
-_LIBDEVICE_F64 = "0d3BF921FB54442D19"
-_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"')
-
-
-def float64_ops(ptx_text: str, filename: str | None = None) -> list[tuple[str, int | None]]:
-    """(opcode, source line or None) of every float64 arithmetic instruction in `ptx_text`; with
-    `filename`, lines of other files (Numba's own library code) count as None."""
-    files = dict(m.groups() for m in map(_FILE.match, ptx_text.splitlines()) if m)
-    out, file, line = [], None, None
-    for text in ptx_text.splitlines():
-        loc = _LOC.match(text)
-        if loc:
-            file, line = loc.group(1), int(loc.group(2))
-            continue
-        op = _F64_OP.match(text)
-        if op and _LIBDEVICE_F64 not in text:
-            mine = filename is None or files.get(file) == filename
-            out.append((op.group(1), line if mine else None))
-    return out
-
-
 # The test suite sets MP_PTX_CACHE to a folder of its own run, so that its workers and every notebook
 # it runs (separate processes) compile a kernel they share, such as a registered reference, once:
 # one file per kernel that compiled, holding its PTX. Only successes are kept (a refusal's message
@@ -376,7 +347,6 @@ _PLAIN = (
 def _learner_line(text: str, fn) -> tuple[int, str] | None:
     """(line, source) of the last place in the learner's file that Numba's message points at."""
     import linecache
-    import re
 
     filename = fn.__code__.co_filename
     found = None

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from helpers import ptx
+from helpers.float64 import float64_ops
 
 SOURCE = """
 import numba
@@ -156,7 +157,7 @@ def test_kernels_of_one_factory_get_their_own_verdict(monkeypatch, tmp_path, bad
             with pytest.raises(ptx.NumbaRejected):
                 ptx.ptx_check(kernel, ARGS)
         else:
-            f64_ops = ptx.float64_ops(ptx.ptx_check(kernel, ARGS))
+            f64_ops = float64_ops(ptx.ptx_check(kernel, ARGS))
             assert bool(f64_ops) == (kernel is f64), kernel.py_func.__closure__[0].cell_contents
 
 
@@ -169,7 +170,7 @@ def test_specialized_copies_get_their_own_verdict(monkeypatch, tmp_path):
     monkeypatch.delenv(ptx.CACHE_ENV, raising=False)
     monkeypatch.setattr(ptx, "_cache", {})
     root = factory(tmp_path)["by_global"]
-    assert not ptx.float64_ops(ptx.ptx_check(specialize(root, SCALE=np.float32(0.1)), ARGS))
+    assert not float64_ops(ptx.ptx_check(specialize(root, SCALE=np.float32(0.1)), ARGS))
     with pytest.raises(ptx.NumbaRejected):
         ptx.ptx_check(specialize(root, SCALE=object()), ARGS)
-    assert ptx.float64_ops(ptx.ptx_check(specialize(root, SCALE=0.1), ARGS))
+    assert float64_ops(ptx.ptx_check(specialize(root, SCALE=0.1), ARGS))

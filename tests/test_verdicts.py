@@ -595,7 +595,7 @@ def test_the_kernel_is_compiled_again_with_lines_only_for_a_finding_that_names_t
 
 
 def test_float64_ops_are_read_from_ptx_with_their_lines():
-    from helpers.ptx import float64_ops
+    from helpers.float64 import float64_ops
 
     ptx = "\n".join(
         [
