@@ -108,14 +108,16 @@ def coalescing_by_line(trace: Trace) -> dict[tuple[int, str], tuple[int, int]]:
     """(source line, array name) -> (sectors moved, fewest possible) over all warp-level global accesses."""
     g = trace.warp_groups(space="global")
     moved, ideal = _sectors_and_ideal(trace, g)
-    lines = np.array([s.lineno for s in trace.sites], np.int64)[g.first("site")]
-    keys, which = np.unique(lines * len(trace.arrays) + g.first("array"), return_inverse=True)
-    out: dict = {}
-    for k, m, i in zip(keys.tolist(), np.bincount(which, moved).tolist(), np.bincount(which, ideal).tolist()):
-        key = (k // len(trace.arrays), trace.arrays[k % len(trace.arrays)].name)
-        was = out.get(key, (0, 0))
-        out[key] = (was[0] + int(m), was[1] + int(i))
-    return out
+    names = sorted({a.name for a in trace.arrays})  # arrays of one name add up together
+    name = np.array([names.index(a.name) for a in trace.arrays], np.int64)[g.first("array")]
+    line = np.array([s.lineno for s in trace.sites], np.int64)[g.first("site")]
+    keys, which = np.unique(line * len(names) + name, return_inverse=True)
+    return {
+        (k // len(names), names[k % len(names)]): (int(m), int(i))
+        for k, m, i in zip(
+            keys.tolist(), np.bincount(which, moved).tolist(), np.bincount(which, ideal).tolist()
+        )
+    }
 
 
 @dataclass(frozen=True)
